@@ -1,0 +1,1 @@
+"""Autograder for the Numba CUDA matrix-multiplication course."""

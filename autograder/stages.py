@@ -1,0 +1,73 @@
+"""The one registry of course stages: the CLI, the grader, the tests, the
+exercise generator and the README table all read it."""
+from dataclasses import dataclass
+
+# (M, K, N) shapes. Simulated sizes stay small: the simulator runs one Python
+# thread per CUDA thread (a 16-tiled 64 x 64 product takes about 10 s).
+DEGENERATE = [(1, 1, 1), (7, 1, 5)]
+EDGES = [(17, 23, 23), (33, 9, 31)]  # K = N in the first: a transposed B index shows
+RECTANGLES = [(40, 3, 6), (5, 37, 41)]
+
+
+@dataclass(frozen=True)
+class Stage:
+    number: int
+    name: str          # short id used on the command line: --stage tiled
+    module: str        # student module name
+    kernel: str        # kernel the launcher must launch
+    launcher: str      # f(A, B, C) -> None
+    title: str
+    concept: str       # one line for the README table
+    tiled: bool        # declares shared tiles, barriers, reuses data
+    padded_b: bool     # B tile transposed and padded (TILE x (TILE + 1))
+    square_tiles_only: bool  # only square N with N % TILE == 0
+    challenge: bool = False
+
+    @property
+    def filename(self):
+        return f"{self.module}.py"
+
+    def sim_shape_groups(self, tile):
+        """Named groups of (M, K, N) shapes checked in the simulator."""
+        if self.square_tiles_only:
+            return {"one tile": [(tile, tile, tile)], "2 x 2 tiles": [(2 * tile,) * 3]}
+        return {"1x1 and K=1": DEGENERATE, "sizes that are not multiples of the tile": EDGES,
+                "tall and wide rectangles": RECTANGLES}
+
+    def gpu_shape_groups(self, tile):
+        """Named groups of (M, K, N) shapes checked on the GPU."""
+        if self.square_tiles_only:
+            return {"one tile": [(tile, tile, tile)], "N = 512 and 2048": [(512,) * 3, (2048,) * 3]}
+        return {"1x1 and K=1": DEGENERATE + [(1000, 1, 999)],
+                "sizes that are not multiples of the tile": EDGES + [(1023, 1025, 1021)],
+                "tall and wide rectangles": RECTANGLES + [(4001, 67, 129), (65, 2049, 3001)]}
+
+
+STAGES = [
+    Stage(1, "naive", "s1_naive", "matmul_naive_kernel", "matmul_naive",
+          "Naive", "one thread per output, everything from global memory",
+          tiled=False, padded_b=False, square_tiles_only=False),
+    Stage(2, "tiled", "s2_tiled", "matmul_tiled_kernel", "matmul_tiled",
+          "Shared-memory tiled", "tiles in shared memory, two barriers, data reuse",
+          tiled=True, padded_b=False, square_tiles_only=True),
+    Stage(3, "tiled_general", "s3_tiled_general", "matmul_tiled_general_kernel", "matmul_tiled_general",
+          "Tiled, any size", "masking partial tiles: any M, K, N, rectangles",
+          tiled=True, padded_b=False, square_tiles_only=False),
+    Stage(4, "tiled_transposed", "s4_tiled_transposed", "matmul_tiled_transposed_kernel",
+          "matmul_tiled_transposed", "Transposed B tile, padded",
+          "shared-memory banks: transposed B tile plus one padding column",
+          tiled=True, padded_b=True, square_tiles_only=False),
+    Stage(5, "fast", "s5_fast", "matmul_fast_kernel", "matmul_fast",
+          "Challenge: fastest kernel", "register blocking and anything else that is fast",
+          tiled=False, padded_b=False, square_tiles_only=False, challenge=True),
+]
+BY_NAME = {s.name: s for s in STAGES}
+BY_MODULE = {s.module: s for s in STAGES}
+
+
+def find(name):
+    """Look a stage up by name, module or number; raise ValueError naming the choices."""
+    for s in STAGES:
+        if name in (s.name, s.module, str(s.number)):
+            return s
+    raise ValueError(f"unknown stage {name!r}; choose one of: {', '.join(s.name for s in STAGES)}")

@@ -1,0 +1,92 @@
+"""Stage 5 (challenge): the fastest correct kernel you can write.
+
+Reference solution: 2D register blocking. A block of THREADS threads computes a
+BM x BN tile of C; each thread keeps a TM x TN sub-tile of accumulators in
+registers. Per step along K the block stages a BM x BK slice of A (stored
+transposed, so a thread's TM values of A lie in one shared row) and a BK x BN
+slice of B in shared memory; each thread then does TM * TN fused multiply-adds
+per TM + TN shared loads. A thread's rows and columns are strided by BM / TM
+and BN / TN, so the lanes of a warp read neighbouring shared words (no bank
+conflicts) and store neighbouring columns of C (coalesced).
+
+Launch geometry: 1D blocks of THREADS = (BM / TM) * (BN / TN) threads;
+ceil(N / BN) blocks along x, ceil(M / BM) along y.
+
+Requirements: any M, K, N >= 1; correct to 1e-5 relative error. Anything that
+runs as Numba CUDA kernels launched by matmul_fast is allowed; cuBLAS, CuPy and
+host-side arithmetic are not.
+"""
+import math
+
+from numba import cuda, float32
+
+BM = 128
+BN = 128
+BK = 8
+TM = 8
+TN = 8
+ROW_THREADS = BM // TM
+COL_THREADS = BN // TN
+THREADS = ROW_THREADS * COL_THREADS
+A_LOADS = BM * BK // THREADS
+B_LOADS = BK * BN // THREADS
+
+
+@cuda.jit
+def matmul_fast_kernel(A, B, C):
+    sA = cuda.shared.array((BK, BM), float32)
+    sB = cuda.shared.array((BK, BN), float32)
+    a_reg = cuda.local.array(TM, float32)
+    b_reg = cuda.local.array(TN, float32)
+    acc = cuda.local.array((TM, TN), float32)
+    tid = cuda.threadIdx.x
+    trow = tid // COL_THREADS
+    tcol = tid % COL_THREADS
+    row0 = cuda.blockIdx.y * BM
+    col0 = cuda.blockIdx.x * BN
+    M, K = A.shape
+    N = B.shape[1]
+    ### BEGIN SOLUTION
+    for i in range(TM):
+        for j in range(TN):
+            acc[i, j] = float32(0.0)
+    for k0 in range(0, K, BK):
+        for i in range(A_LOADS):
+            idx = tid + i * THREADS
+            r = idx // BK
+            c = idx % BK
+            gr = row0 + r
+            gc = k0 + c
+            sA[c, r] = A[gr, gc] if gr < M and gc < K else float32(0.0)
+        for i in range(B_LOADS):
+            idx = tid + i * THREADS
+            r = idx // BN
+            c = idx % BN
+            gr = k0 + r
+            gc = col0 + c
+            sB[r, c] = B[gr, gc] if gr < K and gc < N else float32(0.0)
+        cuda.syncthreads()
+        for k in range(BK):
+            for i in range(TM):
+                a_reg[i] = sA[k, trow + i * ROW_THREADS]
+            for j in range(TN):
+                b_reg[j] = sB[k, tcol + j * COL_THREADS]
+            for i in range(TM):
+                for j in range(TN):
+                    acc[i, j] += a_reg[i] * b_reg[j]
+        cuda.syncthreads()
+    for i in range(TM):
+        r = row0 + trow + i * ROW_THREADS
+        if r < M:
+            for j in range(TN):
+                c = col0 + tcol + j * COL_THREADS
+                if c < N:
+                    C[r, c] = acc[i, j]
+    ### END SOLUTION
+
+
+def matmul_fast(A, B, C):
+    """Launch matmul_fast_kernel with one THREADS-thread block per BM x BN tile of C."""
+    M, N = C.shape
+    blocks = (math.ceil(N / BN), math.ceil(M / BM))
+    matmul_fast_kernel[blocks, THREADS](A, B, C)

@@ -1,0 +1,32 @@
+"""The command line: exit 0 whenever grading finished, 2 with a reason when the arguments are wrong."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import BAD, ROOT
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_missing_submission_is_a_usage_error(tmp_path):
+    p = cli("grade", str(tmp_path / "nothing.py"), "--results", str(tmp_path / "r.json"))
+    assert p.returncode == 2 and "no such file" in p.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_unknown_stage_is_a_usage_error(tmp_path):
+    p = cli("grade", "solutions", "--stage", "nope")
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+def test_failing_submission_still_exits_zero_and_writes_results(tmp_path):
+    out = tmp_path / "r.json"
+    p = cli("grade", os.path.join(BAD, "syntax_error.py"), "--device", "sim", "--results", str(out), "--seed", "3")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    assert data["score"] == 0 and data["max_score"] > 0
+    assert "syntax error" in p.stdout
