@@ -29,7 +29,7 @@ grade: $(STAMP)  ## grade the demo submissions (GPU if present, else the simulat
 	$(PY) -m autograder grade solutions --results build/solutions-results.json
 
 gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
-	$(PY) -m autograder.gpucheck_run
+	$(PY) -m autograder.gpu_check
 
 clean:  ## remove generated build output (keeps .venv)
 	rm -rf build .pytest_cache

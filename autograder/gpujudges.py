@@ -20,8 +20,27 @@ RACECHECK_N = 64       # racecheck at N=256 ran past 5 minutes: keep it tiny
 NCU_N = 256
 
 
-def gpu_checks(g, compile_check):
-    """All GPU-only checks of one StageGrader `g`."""
+def tool_tasks(g, pool):
+    """Start the GPU tools' children (they may run beside each other; timing runs later, alone)."""
+    futures = {}
+
+    def inputs(n):  # drawn here, in the planning thread: the generator is not shared across threads
+        return {"A0": g.rng.standard_normal((n, n)).astype(np.float32),
+                "B0": g.rng.standard_normal((n, n)).astype(np.float32)}
+    if "races" in g.points:
+        futures["racecheck"] = pool.submit(
+            _tool_run, g, "compute-sanitizer",
+            lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--log-file", log), inputs(RACECHECK_N))
+    if "bank_conflicts" in g.points:
+        futures["ncu"] = pool.submit(
+            _tool_run, g, "ncu",
+            lambda log: ("--clock-control", "none", "--metrics", ",".join(BANK_METRICS), "--csv",
+                         "-k", f"regex:{g.stage.kernel}", "--log-file", log), inputs(NCU_N))
+    return futures
+
+
+def gpu_checks(g, compile_check, futures):
+    """All GPU-only checks of one StageGrader `g`; call when no other child uses the GPU (speed is timed)."""
     checks = []
     if compile_check.status != "passed":
         for key, name in (("races", "races"), ("bank_conflicts", "bank conflicts"), ("speed", "speed")):
@@ -29,20 +48,18 @@ def gpu_checks(g, compile_check):
                 checks.append(g.check(key, name).verdict(False, "not run: the kernel does not compile"))
         return checks
     if "races" in g.points:
-        checks.append(racecheck(g))
+        checks.append(racecheck(g, *futures["racecheck"].result()))
     if "bank_conflicts" in g.points:
-        checks.append(bank_conflicts(g))
+        checks.append(bank_conflicts(g, *futures["ncu"].result()))
     if "speed" in g.points:
         checks.append(speed(g))
     return checks
 
 
-def _tool_run(g, tool, args, n):
+def _tool_run(g, tool, args, inputs):
     path = _find(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
-    inputs = {"A0": g.rng.standard_normal((n, n)).astype(np.float32),
-              "B0": g.rng.standard_normal((n, n)).astype(np.float32)}
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
         log = os.path.join(d, "tool.log")
         result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)))
@@ -55,11 +72,8 @@ def _find(tool):
     return find_tool(tool)
 
 
-def racecheck(g):
+def racecheck(g, result, text, missing):
     check = g.check("races", f"no shared-memory races (compute-sanitizer racecheck, N={RACECHECK_N})")
-    result, text, missing = _tool_run(
-        g, "compute-sanitizer",
-        lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--log-file", log), RACECHECK_N)
     if missing:
         return check.skip(missing)
     m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)
@@ -75,12 +89,8 @@ def racecheck(g):
     return check.verdict(True, "racecheck: 0 hazards")
 
 
-def bank_conflicts(g):
+def bank_conflicts(g, result, text, missing):
     check = g.check("bank_conflicts", f"no shared-memory bank conflicts (ncu, N={NCU_N})")
-    result, text, missing = _tool_run(
-        g, "ncu",
-        lambda log: ("--clock-control", "none", "--metrics", ",".join(BANK_METRICS), "--csv",
-                     "-k", f"regex:{g.stage.kernel}", "--log-file", log), NCU_N)
     if missing:
         return check.skip(missing)
     values = {m: 0.0 for m in BANK_METRICS}

@@ -32,16 +32,31 @@ def cfg():
 
 @pytest.fixture
 def grade_text(tmp_path, cfg):
-    """grade_text(stage_name, text, **limits) -> Report, graded in the simulator with a fixed seed."""
-    def run(stage_name, text, **limits):
+    """grade_text(stage_name, text, device="sim", **limits) -> Report, graded with a fixed seed."""
+    def run(stage_name, text, device="sim", **limits):
         stage = stages.find(stage_name)
         path = tmp_path / stage.filename
         path.write_text(text, encoding="utf-8")
         c = copy.deepcopy(cfg)
-        c["limits"].update(limits)
-        c["limits"]["jobs"] = 1
-        return grading.grade(str(path), stage=stage, device="sim", seed=1234, cfg=c)
+        c["limits"].update({"jobs": 1, **limits})
+        return grading.grade(str(path), stage=stage, device=device, seed=1234, cfg=c)
     return run
+
+
+def failed(report, key):
+    """The joined output of the failed checks with this key; fails the test if none failed."""
+    checks = by_key(report, key)
+    assert checks, f"no {key} check in the report"
+    bad = [c for c in checks if c.status == "failed"]
+    assert bad, f"{key} passed: " + " | ".join(c.output for c in checks)
+    assert all(c.score == 0 for c in bad)
+    return "\n".join(c.output for c in bad)
+
+
+def passed(report, key):
+    checks = by_key(report, key)
+    assert checks and all(c.status == "passed" for c in checks), " | ".join(c.output for c in checks)
+    return "\n".join(c.output for c in checks)
 
 
 def by_key(report, key):

@@ -3,16 +3,7 @@ import os
 
 import pytest
 
-from conftest import BAD, by_key, mutate
-
-
-def failed(report, key):
-    checks = by_key(report, key)
-    assert checks, f"no {key} check in the report"
-    bad = [c for c in checks if c.status == "failed"]
-    assert bad, f"{key} passed: " + " | ".join(c.output for c in checks)
-    assert all(c.score == 0 for c in bad)
-    return "\n".join(c.output for c in bad)
+from conftest import BAD, by_key, failed, mutate
 
 
 def read(name):

@@ -1,0 +1,231 @@
+"""`make gpu-check`: the whole GPU verification in one scripted run.
+
+Parts (all by default; pick with --part): the GPU-tier test suite
+(tests/test_gpu_tier.py: solutions, stubs and known-bad kernels), the
+challenge's optimisation ladder against cuBLAS, verdict stability (the same
+speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
+the agreement of the simulator's instruments with racecheck and ncu. It prints
+Markdown rows for BENCHMARKS.md and writes them to --out.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from . import config, grading, ladder
+from .stages import find
+from .submission import collect
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPIN_TEMPLATE = '''
+
+@cuda.jit
+def spin_kernel(C, iterations):
+    """A single thread's dependent chain: a fixed, calibrated delay."""
+    x = float32(1.0)
+    for i in range(iterations):
+        x = x * float32(0.9999999) + float32(1e-7)
+    if x == float32(12345.0):
+        C[0, 0] = x
+'''
+
+
+def environment():
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    import numba
+    import numba_cuda
+    versions = f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}, numpy {np.__version__}"
+    try:
+        import cupy
+        versions += f", cupy {cupy.__version__}"
+    except Exception:
+        pass
+    tools = []
+    for tool in ("compute-sanitizer", "ncu"):
+        path = grading.find_tool(tool)
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip().splitlines() if path else []
+        tools.append(f"{tool}: {out[-1] if out else 'missing'}")
+    return f"{smi}; Python {platform.python_version()}; {versions}; " + "; ".join(tools)
+
+
+def part_tests():
+    started = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rA", "tests/test_gpu_tier.py", "-p", "no:cacheprovider"],
+                       cwd=ROOT, capture_output=True, text=True)
+    print(p.stdout[-12000:], p.stderr[-3000:])
+    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "no output"
+    return f"### GPU-tier test suite\n\n`pytest tests/test_gpu_tier.py`: {summary} ({time.perf_counter() - started:.0f} s)\n\n```\n" \
+           + "\n".join(ln for ln in p.stdout.splitlines() if ln.startswith(("  ", "GPU tier", "leaderboard", "PASSED", "FAILED", "SKIPPED", "ERROR"))) + "\n```\n"
+
+
+def part_ladder(n):
+    rows = ladder.measure(n, 10)
+    return f"### Optimisation ladder, N={n}\n\n" + ladder.table(rows, n) + "\n", rows
+
+
+def _speed_once(path, stage, cfg, seed):
+    from .gpujudges import speed
+    src = collect(path, stage)[0]
+    with tempfile.TemporaryDirectory() as d:
+        g = grading.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
+        check = speed(g)
+    return check, getattr(g, "speed", None)
+
+
+def _calibrate_spin():
+    """Milliseconds per iteration of spin_kernel, measured here."""
+    from numba import cuda, float32  # noqa: F401  (used by the exec'd kernel)
+    ns = {"cuda": cuda, "float32": float32}
+    exec(SPIN_TEMPLATE, ns)
+    C = cuda.device_array((1, 1), np.float32)
+    start, end = cuda.event(), cuda.event()
+    points = []
+    for iters in (20000, 200000):
+        ns["spin_kernel"][1, 1](C, iters)
+        times = []
+        for _ in range(5):
+            start.record()
+            ns["spin_kernel"][1, 1](C, iters)
+            end.record()
+            end.synchronize()
+            times.append(cuda.event_elapsed_time(start, end))
+        points.append((iters, statistics.median(times)))
+    (i0, t0), (i1, t1) = points
+    slope = (t1 - t0) / (i1 - i0)
+    return slope, t0 - slope * i0
+
+
+def slowed_solution(stage_name, iterations):
+    stage = find(stage_name)
+    with open(os.path.join(ROOT, "solutions", stage.filename)) as f:
+        text = f.read()
+    launch = f"    {stage.kernel}[blocks, (TILE, TILE)](A, B, C)"
+    assert launch in text
+    text = text.replace(launch, launch + f"\n    spin_kernel[1, 1](C, {iterations})")
+    return text + SPIN_TEMPLATE
+
+
+def part_stability(cfg, runs=10):
+    lines = ["### Verdict stability", "",
+             f"Each row: the speed check of a stage run {runs} times in fresh grading children (fresh inputs each run).", "",
+             "| submission | verdicts | speedup median | min | max | CV of speedup |", "|---|---|---|---|---|---|"]
+    measured = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name in ("tiled", "tiled_general", "tiled_transposed"):
+            stage = find(name)
+            path = os.path.join(ROOT, "solutions", stage.filename)
+            verdicts, ratios, details = [], [], []
+            for r in range(runs):
+                check, facts = _speed_once(path, stage, cfg, r)
+                verdicts.append(check.status)
+                ratios.append(facts["speedup"])
+                details.append(facts)
+            measured[name] = details
+            lines.append(_row(f"solution {stage.filename}", verdicts, ratios))
+        slope, offset = _calibrate_spin()
+        stage = find("tiled")
+        rule = cfg["stages"]["tiled"]["speed"]
+        base = measured["tiled"]
+        t_ref = statistics.median(x["reference_ms"] for x in base)
+        t_sol = statistics.median(x["student_ms"] for x in base)
+        for factor in (0.9, 1.1):
+            target = t_ref / (factor * rule["min_speedup"])
+            iterations = max(1, int((target - t_sol - offset) / slope))
+            path = os.path.join(d, f"slowed_{factor}", stage.filename)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(slowed_solution("tiled", iterations))
+            verdicts, ratios = [], []
+            for r in range(runs):
+                check, facts = _speed_once(path, stage, cfg, 100 + r)
+                verdicts.append(check.status)
+                ratios.append(facts["speedup"] if facts else float("nan"))
+            lines.append(_row(f"stage 2 slowed to {factor}x of its {rule['min_speedup']}x threshold "
+                              f"(target {factor * rule['min_speedup']:.2f}x)", verdicts, ratios))
+    return "\n".join(lines) + "\n"
+
+
+def _row(label, verdicts, ratios):
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in sorted(set(verdicts)))
+    cv = statistics.pstdev(ratios) / statistics.mean(ratios)
+    return f"| {label} | {counts} | {statistics.median(ratios):.3f} | {min(ratios):.3f} | {max(ratios):.3f} | {100 * cv:.2f}% |"
+
+
+def part_agreement(cfg):
+    """The simulator's instruments against racecheck and ncu on the same kernels."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from conftest import mutate, solution_text
+    kernels = [
+        ("stage 2 solution", "tiled", solution_text("tiled")),
+        ("stage 2 without second barrier", "tiled", mutate("tiled", (
+            "            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n", "            acc += sA[ty, k] * sB[k, tx]\n"))),
+        ("stage 3 solution", "tiled_general", solution_text("tiled_general")),
+        ("stage 4 solution", "tiled_transposed", solution_text("tiled_transposed")),
+        ("stage 4 unpadded", "tiled_transposed", mutate("tiled_transposed", ("TILE_PAD = TILE + 1", "TILE_PAD = TILE"))),
+    ]
+    lines = ["### Simulator instruments vs GPU tools", "",
+             "| kernel | check | simulator | GPU tool | simulator says | GPU tool says |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as d:
+        for label, stage_name, text in kernels:
+            stage = find(stage_name)
+            path = os.path.join(d, label.replace(" ", "_"), stage.filename)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(text)
+            sim = grading.grade(path, stage=stage, device="sim", seed=5, cfg=cfg)
+            gpu = grading.grade(path, stage=stage, device="gpu", seed=5, cfg=cfg)
+            for key in ("races", "bank_conflicts"):
+                s = [c for c in sim.checks if c.key == key]
+                g = [c for c in gpu.checks if c.key == key]
+                if s and g:
+                    lines.append(f"| {label} | {key} | {s[0].status} | {g[0].status} | "
+                                 f"{s[0].output.splitlines()[0][:90]} | {g[0].output.splitlines()[0][:90]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", action="append", choices=["tests", "ladder", "stability", "agreement"])
+    p.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check.md"))
+    p.add_argument("--n", type=int, default=4096)
+    args = p.parse_args(argv)
+    if not grading.gpu_available():
+        print("gpu-check needs an NVIDIA GPU (nvidia-smi found none)", file=sys.stderr)
+        return 2
+    cfg = config.load()
+    parts = args.part or ["tests", "ladder", "stability", "agreement"]
+    header = (f"## GPU check, {datetime.date.today().isoformat()}\n\nDevice: {environment()}\n\n"
+              f"Command: `python -m autograder.gpu_check {' '.join(argv or sys.argv[1:])}`\n")
+    sections = [header]
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    for part in parts:
+        started = time.perf_counter()
+        if part == "tests":
+            sections.append(part_tests())
+        elif part == "ladder":
+            text, rows = part_ladder(args.n)
+            sections.append(text)
+            with open(os.path.splitext(args.out)[0] + "-ladder.json", "w") as f:
+                json.dump(rows, f, indent=2)
+        elif part == "stability":
+            sections.append(part_stability(cfg))
+        else:
+            sections.append(part_agreement(cfg))
+        sections[-1] += f"\n({part}: {time.perf_counter() - started:.0f} s)\n"
+        print(sections[-1], flush=True)
+        with open(args.out, "w") as f:
+            f.write("\n".join(sections))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
