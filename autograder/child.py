@@ -57,10 +57,13 @@ def task_compile(job, module):
         return facts, {}
     facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
     facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
-    if job["device"] == "gpu":
-        kernel.compile(sig)
-        facts["registers"] = kernel.get_regs_per_thread(sig)
-        facts["shared_bytes"] = kernel.get_shared_mem_per_block(sig)
+    if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU
+        from numba import void
+        signature = void(*sig)
+        kernel.compile(signature)
+        facts["registers"] = kernel.get_regs_per_thread(signature)
+        facts["shared_bytes"] = kernel.get_shared_mem_per_block(signature)
+        facts["local_bytes"] = kernel.get_local_mem_per_thread(signature)
     return facts, {}
 
 
@@ -116,6 +119,9 @@ def main():
     sys.path.insert(0, job["grader_root"])
     import warnings
     warnings.simplefilter("ignore")  # Numba performance warnings are not the student's failure
+    if job["device"] == "sim":
+        import threading
+        threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
     import numpy as np
     inputs = np.load(os.path.join(SCRATCH, "inputs.npz"), allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}

@@ -20,9 +20,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_VARIANTS = [
     ("2D blocking 64x64, BK 8, 4x4/thread", dict(BM=64, BN=64, BK=8, TM=4, TN=4)),
     ("2D blocking 128x64, BK 8, 8x4/thread", dict(BM=128, BN=64, BK=8, TM=8, TN=4)),
-    ("2D blocking 64x128, BK 8, 8x8/thread", dict(BM=64, BN=128, BK=8, TM=8, TN=8)),
     ("2D blocking 128x128, BK 8, 8x8/thread", dict(BM=128, BN=128, BK=8, TM=8, TN=8)),
     ("2D blocking 128x128, BK 16, 8x8/thread", dict(BM=128, BN=128, BK=16, TM=8, TN=8)),
+    ("2D blocking 256x128, BK 8, 8x8/thread", dict(BM=256, BN=128, BK=8, TM=8, TN=8)),
+    ("2D blocking 128x256, BK 8, 8x8/thread", dict(BM=128, BN=256, BK=8, TM=8, TN=8)),
+    ("2D blocking 128x128, BK 8, 16x8/thread", dict(BM=128, BN=128, BK=8, TM=16, TN=8)),
 ]
 
 

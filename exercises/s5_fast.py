@@ -10,16 +10,22 @@ per TM + TN shared loads. A thread's rows and columns are strided by BM / TM
 and BN / TN, so the lanes of a warp read neighbouring shared words (no bank
 conflicts) and store neighbouring columns of C (coalesced).
 
+Indices are unsigned (uint32): for a signed index Numba emits code that wraps
+negative values around (Python's a[-1]), which keeps the compiler from folding
+the shared-memory addresses of the inner loop into constant offsets. Shared
+tiles are 1D for the same reason: the inner loop compiles to TM + TN loads and
+TM * TN fused multiply-adds with almost nothing else.
+
 Launch geometry: 1D blocks of THREADS = (BM / TM) * (BN / TN) threads;
 ceil(N / BN) blocks along x, ceil(M / BM) along y.
 
 Requirements: any M, K, N >= 1; correct to 1e-5 relative error. Anything that
-runs as Numba CUDA kernels launched by matmul_fast is allowed; cuBLAS, CuPy and
-host-side arithmetic are not.
+runs as Numba CUDA kernels launched by matmul_fast on A, B and C is allowed;
+cuBLAS, CuPy and host-side arithmetic are not.
 """
 import math
 
-from numba import cuda, float32
+from numba import cuda, float32, uint32
 
 BM = 128
 BN = 128
@@ -31,23 +37,26 @@ COL_THREADS = BN // TN
 THREADS = ROW_THREADS * COL_THREADS
 A_LOADS = BM * BK // THREADS
 B_LOADS = BK * BN // THREADS
+SA_SIZE = BK * BM
+SB_SIZE = BK * BN
 
 
 @cuda.jit
 def matmul_fast_kernel(A, B, C):
-    sA = cuda.shared.array((BK, BM), float32)
-    sB = cuda.shared.array((BK, BN), float32)
+    sA = cuda.shared.array(SA_SIZE, float32)   # sA[k * BM + m] = A[row0 + m, k0 + k]
+    sB = cuda.shared.array(SB_SIZE, float32)   # sB[k * BN + n] = B[k0 + k, col0 + n]
     a_reg = cuda.local.array(TM, float32)
     b_reg = cuda.local.array(TN, float32)
     acc = cuda.local.array((TM, TN), float32)
-    tid = cuda.threadIdx.x
-    trow = tid // COL_THREADS
-    tcol = tid % COL_THREADS
-    row0 = cuda.blockIdx.y * BM
-    col0 = cuda.blockIdx.x * BN
-    M, K = A.shape
-    N = B.shape[1]
-    # TODO: implement this part (roughly 35 lines).
+    tid = uint32(cuda.threadIdx.x)
+    trow = tid // uint32(COL_THREADS)
+    tcol = tid % uint32(COL_THREADS)
+    row0 = uint32(cuda.blockIdx.y) * uint32(BM)
+    col0 = uint32(cuda.blockIdx.x) * uint32(BN)
+    M = uint32(A.shape[0])
+    K = uint32(A.shape[1])
+    N = uint32(B.shape[1])
+    # TODO: implement this part (roughly 37 lines).
     raise NotImplementedError("not implemented yet")
 
 

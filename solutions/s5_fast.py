@@ -9,16 +9,22 @@ per TM + TN shared loads. A thread's rows and columns are strided by BM / TM
 and BN / TN, so the lanes of a warp read neighbouring shared words (no bank
 conflicts) and store neighbouring columns of C (coalesced).
 
+Indices are unsigned (uint32): for a signed index Numba emits code that wraps
+negative values around (Python's a[-1]), which keeps the compiler from folding
+the shared-memory addresses of the inner loop into constant offsets. Shared
+tiles are 1D for the same reason: the inner loop compiles to TM + TN loads and
+TM * TN fused multiply-adds with almost nothing else.
+
 Launch geometry: 1D blocks of THREADS = (BM / TM) * (BN / TN) threads;
 ceil(N / BN) blocks along x, ceil(M / BM) along y.
 
 Requirements: any M, K, N >= 1; correct to 1e-5 relative error. Anything that
-runs as Numba CUDA kernels launched by matmul_fast is allowed; cuBLAS, CuPy and
-host-side arithmetic are not.
+runs as Numba CUDA kernels launched by matmul_fast on A, B and C is allowed;
+cuBLAS, CuPy and host-side arithmetic are not.
 """
 import math
 
-from numba import cuda, float32
+from numba import cuda, float32, uint32
 
 BM = 128
 BN = 128
@@ -30,56 +36,61 @@ COL_THREADS = BN // TN
 THREADS = ROW_THREADS * COL_THREADS
 A_LOADS = BM * BK // THREADS
 B_LOADS = BK * BN // THREADS
+SA_SIZE = BK * BM
+SB_SIZE = BK * BN
 
 
 @cuda.jit
 def matmul_fast_kernel(A, B, C):
-    sA = cuda.shared.array((BK, BM), float32)
-    sB = cuda.shared.array((BK, BN), float32)
+    sA = cuda.shared.array(SA_SIZE, float32)   # sA[k * BM + m] = A[row0 + m, k0 + k]
+    sB = cuda.shared.array(SB_SIZE, float32)   # sB[k * BN + n] = B[k0 + k, col0 + n]
     a_reg = cuda.local.array(TM, float32)
     b_reg = cuda.local.array(TN, float32)
     acc = cuda.local.array((TM, TN), float32)
-    tid = cuda.threadIdx.x
-    trow = tid // COL_THREADS
-    tcol = tid % COL_THREADS
-    row0 = cuda.blockIdx.y * BM
-    col0 = cuda.blockIdx.x * BN
-    M, K = A.shape
-    N = B.shape[1]
+    tid = uint32(cuda.threadIdx.x)
+    trow = tid // uint32(COL_THREADS)
+    tcol = tid % uint32(COL_THREADS)
+    row0 = uint32(cuda.blockIdx.y) * uint32(BM)
+    col0 = uint32(cuda.blockIdx.x) * uint32(BN)
+    M = uint32(A.shape[0])
+    K = uint32(A.shape[1])
+    N = uint32(B.shape[1])
     ### BEGIN SOLUTION
     for i in range(TM):
         for j in range(TN):
             acc[i, j] = float32(0.0)
-    for k0 in range(0, K, BK):
+    for k0 in range(uint32(0), K, uint32(BK)):
         for i in range(A_LOADS):
-            idx = tid + i * THREADS
-            r = idx // BK
-            c = idx % BK
+            idx = tid + uint32(i * THREADS)
+            r = idx // uint32(BK)
+            c = idx % uint32(BK)
             gr = row0 + r
             gc = k0 + c
-            sA[c, r] = A[gr, gc] if gr < M and gc < K else float32(0.0)
+            sA[c * uint32(BM) + r] = A[gr, gc] if gr < M and gc < K else float32(0.0)
         for i in range(B_LOADS):
-            idx = tid + i * THREADS
-            r = idx // BN
-            c = idx % BN
+            idx = tid + uint32(i * THREADS)
+            r = idx // uint32(BN)
+            c = idx % uint32(BN)
             gr = k0 + r
             gc = col0 + c
-            sB[r, c] = B[gr, gc] if gr < K and gc < N else float32(0.0)
+            sB[r * uint32(BN) + c] = B[gr, gc] if gr < K and gc < N else float32(0.0)
         cuda.syncthreads()
         for k in range(BK):
+            a_base = uint32(k * BM) + trow
+            b_base = uint32(k * BN) + tcol
             for i in range(TM):
-                a_reg[i] = sA[k, trow + i * ROW_THREADS]
+                a_reg[i] = sA[a_base + uint32(i * ROW_THREADS)]
             for j in range(TN):
-                b_reg[j] = sB[k, tcol + j * COL_THREADS]
+                b_reg[j] = sB[b_base + uint32(j * COL_THREADS)]
             for i in range(TM):
                 for j in range(TN):
                     acc[i, j] += a_reg[i] * b_reg[j]
         cuda.syncthreads()
     for i in range(TM):
-        r = row0 + trow + i * ROW_THREADS
+        r = row0 + trow + uint32(i * ROW_THREADS)
         if r < M:
             for j in range(TN):
-                c = col0 + tcol + j * COL_THREADS
+                c = col0 + tcol + uint32(j * COL_THREADS)
                 if c < N:
                     C[r, c] = acc[i, j]
     ### END SOLUTION
