@@ -7,7 +7,7 @@ read of its B tile).
 """
 import math
 
-from numba import cuda, float32, uint32
+from numba import cuda, float32, uint64
 
 BLOCK = 16
 TILE = 32
@@ -58,16 +58,22 @@ def transposed_unpadded(A, B, C):
 REFERENCES = {"naive_coalesced": naive_coalesced, "transposed_unpadded": transposed_unpadded}
 
 
+MASK32 = 0xFFFFFFFF
+
+
 @cuda.jit
 def fill_uniform_kernel(X, seed):
-    """X[i, j] = a hash of (i * cols + j, seed) mapped to [-1, 1): fresh inputs made on the GPU."""
+    """X[i, j] = a 32-bit hash of (i * cols + j, seed) mapped to [-1, 1): fresh inputs made on the GPU.
+
+    Numba widens uint32 arithmetic to 64 bits, so every step is masked back to 32.
+    """
     i, j = cuda.grid(2)
     if i < X.shape[0] and j < X.shape[1]:
-        h = uint32(i * X.shape[1] + j) * uint32(2654435761) + uint32(seed) * uint32(97531)
-        h ^= h >> uint32(15)
-        h *= uint32(2246822519)
-        h ^= h >> uint32(13)
-        X[i, j] = float32(h >> uint32(8)) * float32(1.0 / 8388608.0) - float32(1.0)
+        h = (uint64(i * X.shape[1] + j) * uint64(2654435761) + uint64(seed) * uint64(97531)) & uint64(MASK32)
+        h ^= h >> uint64(15)
+        h = (h * uint64(2246822519)) & uint64(MASK32)
+        h ^= h >> uint64(13)
+        X[i, j] = float32(h >> uint64(8)) * float32(1.0 / 8388608.0) - float32(1.0)
 
 
 def fill_uniform(X, seed):
@@ -78,9 +84,9 @@ def fill_uniform_host(rows, cols, seed):
     """The same numbers as fill_uniform, computed with NumPy (for the parent's reference)."""
     import numpy as np
     idx = np.arange(rows * cols, dtype=np.uint64).reshape(rows, cols)
-    h = (idx * 2654435761 + (seed * 97531)) & 0xFFFFFFFF
+    h = (idx * 2654435761 + seed * 97531) & MASK32
     h ^= h >> 15
-    h = (h * 2246822519) & 0xFFFFFFFF
+    h = (h * 2246822519) & MASK32
     h ^= h >> 13
     return ((h >> 8).astype(np.float32) * np.float32(1.0 / 8388608.0) - np.float32(1.0)).astype(np.float32)
 

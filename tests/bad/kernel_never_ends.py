@@ -1,4 +1,4 @@
-"""Known-bad stage 1: a kernel whose loop never ends."""
+"""Known-bad stage 1: a kernel whose loop never ends (the store keeps the compiler from removing it)."""
 from numba import cuda
 
 
@@ -7,6 +7,7 @@ def matmul_naive_kernel(A, B, C):
     i = 0
     while i >= 0:
         i = (i + 1) % 7
+        C[0, 0] = i
 
 
 def matmul_naive(A, B, C):
