@@ -1,10 +1,11 @@
 """Grading child: runs one check's untrusted work and reports raw facts.
 
-Started by the parent (autograder.sandbox) as ``python -I child.py SCRATCH``
-with the job as JSON on stdin. It loads the submission by file path (its
-folder is never put on sys.path, so a shipped numpy.py or sitecustomize.py is
-not imported), runs the task and writes ``result.npz`` into SCRATCH: raw
-output arrays plus a JSON ``facts`` record that carries the parent's nonce.
+Started by the parent (autograder.sandbox) inside the sandbox as ``python -I
+child.py SCRATCH`` with the job as JSON on stdin. It loads the submission by
+file path (its folder is never put on sys.path, so a shipped numpy.py or
+sitecustomize.py is not imported), runs the task and writes the job's
+``result_path``: raw output arrays plus a JSON ``facts`` record that carries
+the parent's nonce.
 It never scores anything: the parent compares, judges and scores.
 """
 import json
@@ -123,7 +124,7 @@ def main():
         import threading
         threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
     import numpy as np
-    inputs = np.load(os.path.join(SCRATCH, "inputs.npz"), allow_pickle=False) if job["task"] == "run" else {}
+    inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}
     started = time.perf_counter()
     try:
@@ -141,9 +142,8 @@ def main():
             facts["task_error"] = describe_error(exc, job["module_path"])
     facts["nonce"] = nonce
     facts["seconds"] = time.perf_counter() - started
-    tmp = os.path.join(SCRATCH, "result.tmp.npz")
-    np.savez(tmp, facts=np.array(json.dumps(facts)), **arrays)
-    os.replace(tmp, os.path.join(SCRATCH, "result.npz"))
+    with open(job["result_path"], "wb") as f:  # the one file the sandbox lets the child write
+        np.savez(f, facts=np.array(json.dumps(facts)), **arrays)
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: student atexit hooks and finalizers do not run
 

@@ -132,7 +132,10 @@ Facts format (JSON-serialisable dict returned by ``run_instrumented``)
     }
 """
 import contextlib
+import gc
+import itertools
 import linecache
+import os
 import re
 import sys
 import threading
@@ -141,7 +144,7 @@ import time
 BANKS = 32
 BANK_BYTES = 4
 WARP = 32
-BLOCK_ACCESS_CAP = 4_000_000      # shared accesses logged per block, all threads together
+BLOCK_ACCESS_CAP = 2_000_000      # shared accesses logged per block, all threads together (~300 MB)
 RACE_COUNT_CAP = 1_000_000        # races counted before counting stops
 MAX_RACE_EXAMPLES = 8             # race examples kept in the facts
 EXAMINED_RACES_PER_BLOCK = 64     # racy addresses per block whose access pair is classified
@@ -197,10 +200,13 @@ class _Sink:
 class _Recorder:
     """State of one instrumented run: logs, shared-array registry, accumulated facts."""
 
-    def __init__(self, path):
+    def __init__(self, path, code_files=()):
         import numpy as np
         self.np = np
-        self.path = path
+        # the student's file as its code objects name it (the job may give another spelling)
+        self.real = os.path.realpath(path)
+        self.path = next((f for f in code_files if os.path.realpath(f) == self.real), path)
+        self.same_file = {self.path: True}
         self.tls = threading.local()
         self.lock = threading.Lock()
         self.threads = []            # BlockThreads of the block being run
@@ -230,13 +236,19 @@ class _Recorder:
         atomic = frame.f_code.co_filename.endswith(_KERNELAPI_SUFFIX) and frame.f_code.co_name in _ATOMIC_NAMES
         f = frame
         while f is not None:
-            if f.f_code.co_filename == self.path:
+            if self.where_file(f.f_code.co_filename):
                 return f.f_lineno, atomic
             f = f.f_back
         return -1, atomic
 
     def source(self, line):
         return linecache.getline(self.path, line).strip() if line > 0 else ""
+
+    def where_file(self, name):
+        same = self.same_file.get(name)
+        if same is None:
+            same = self.same_file[name] = os.path.realpath(name) == self.real
+        return same
 
     # -- shared arrays --------------------------------------------------
     def base_for(self, key, line, shape, dtype):
@@ -250,10 +262,9 @@ class _Recorder:
             else:
                 m = re.match(r"\s*([A-Za-z_]\w*)\s*=", linecache.getline(key[0], line))
                 name = m.group(1) if m else None
-                where = f"line {line}" if key[0] == self.path else f"{key[0]}:{line}"
-                label = f"shared array #{bid + 1} ({where})"
-                if name:
-                    label = f"{name} ({label})"
+                where = f"line {line}" if self.where_file(key[0]) else f"{key[0]}, line {line}"
+                label = f"shared array #{bid + 1}, {where}"
+                label = f"{name} ({label})" if name else label
             shape = [int(s) for s in shape]
             itemsize = int(dtype.itemsize)
             row_words = (shape[-1] * itemsize) // BANK_BYTES if len(shape) >= 2 else None
@@ -263,7 +274,7 @@ class _Recorder:
         return bid
 
     def view_for(self, base, offset, arr):
-        key = (base, int(offset), arr.shape, arr.strides)
+        key = (base, int(offset), arr.shape, arr.strides, arr.dtype.str)
         vid = self.view_keys.get(key)
         if vid is None:
             with self.lock:
@@ -296,26 +307,28 @@ class _Recorder:
         if limit is not None:
             self.truncated = True
 
-        tid = np.repeat(np.array([t.thread_id for t in threads], dtype=np.int64), lens)
+        nthr = len(threads)
+        tindex = np.repeat(np.arange(nthr, dtype=np.int64), lens)
+        tid = np.array([t.thread_id for t in threads], dtype=np.int64)[tindex]
         starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-        seq = np.arange(total, dtype=np.int64) - np.repeat(starts, lens)
-        epoch = np.empty(total, dtype=np.int64)
-        estart = np.empty(total, dtype=np.int64)
-        for t, s, n in zip(threads, starts, lens):
-            if n == 0:
-                continue
-            bars = np.array(t._si_bar, dtype=np.int64)
-            e = np.searchsorted(bars, np.arange(n), side="right")
-            epoch[s:s + n] = e
-            estart[s:s + n] = np.concatenate(([0], bars))[e]
-        entries = [x for l in logs for x in l]
-        vids, idxs, kinds, lines = zip(*entries)
+        seq = np.arange(total, dtype=np.int64) - starts[tindex]
+        # epoch of an access = barriers its thread passed before it; estart = its position at the last one
+        nbars = np.array([len(t._si_bar) for t in threads], dtype=np.int64)
+        barpos = np.array([p for t in threads for p in t._si_bar], dtype=np.int64)
+        span = int(lens.max()) + 2
+        bkey = np.repeat(np.arange(nthr, dtype=np.int64), nbars) * span + barpos
+        pos = np.searchsorted(bkey, tindex * span + seq, side="right")
+        before = np.concatenate(([0], np.cumsum(nbars)[:-1]))[tindex]
+        epoch = pos - before
+        estart = np.where(epoch > 0, barpos[np.maximum(pos - 1, 0)] if barpos.size else 0, 0)
+        vids, idxs, kinds, lines = zip(*itertools.chain.from_iterable(logs))
+        vid_set = set(vids)
         vids = np.array(vids, dtype=np.int64)
         kinds = np.array(kinds, dtype=np.int64)
         lines = np.array(lines, dtype=np.int64)
 
         rows, addrs = [], []
-        for vid in np.unique(vids):
+        for vid in sorted(vid_set):
             sel = np.flatnonzero(vids == vid)
             r, a = self._addresses(int(vid), sel, idxs)
             rows.append(r)
@@ -330,7 +343,7 @@ class _Recorder:
         view_base = np.array([v[0] for v in self.views], dtype=np.int64)
         base = view_base[vids[row]]
         cols = {"tid": tid[row], "seq": seq[row], "epoch": epoch[row], "ord": seq[row] - estart[row],
-                "kind": kinds[row], "line": lines[row], "base": base, "addr": addr}
+                "kind": kinds[row], "line": lines[row], "base": base, "addr": addr, "vid": vids[row]}
         self._races(cols, grid_point, threads)
         self._banks(cols)
 
@@ -449,7 +462,7 @@ class _Recorder:
         group = _compact(np, code, tid // WARP, ordinal)
         ngroup = int(group.max()) + 1
         # words touched: wide elements touch several 4-byte words
-        itemsize = np.array([b["itemsize"] for b in self.bases], np.int64)[c["base"]]
+        itemsize = np.array([v[4] for v in self.views], np.int64)[c["vid"]]
         nwords = np.maximum(1, itemsize // BANK_BYTES)
         word = c["addr"] // BANK_BYTES
         g_rep, w_rep = group, word
@@ -457,7 +470,7 @@ class _Recorder:
             reps = nwords
             g_rep = np.repeat(group, reps)
             w_rep = np.repeat(word, reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
-        uniq = np.unique(g_rep * (1 << 32) + w_rep)
+        uniq = _sorted_unique(np, g_rep * (1 << 32) + w_rep)
         ug = uniq >> 32
         bank = (uniq & 0xFFFFFFFF) % BANKS
         per_bank = np.bincount(ug * BANKS + bank, minlength=ngroup * BANKS).reshape(ngroup, BANKS)
@@ -525,12 +538,29 @@ _ATOMIC_NAMES = frozenset({"add", "sub", "and_", "or_", "xor", "inc", "dec", "ex
                            "nanmax", "nanmin", "compare_and_swap", "cas"})
 
 
+def _sorted_unique(np, a):
+    a = np.sort(a)
+    if a.size:
+        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
+    return a
+
+
 def _compact(np, *cols):
     """Dense ids 0..n-1 for the distinct rows of the given integer columns."""
-    if len(cols) == 1:
-        return np.unique(cols[0], return_inverse=True)[1].ravel()
-    _, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
-    return inv.ravel().astype(np.int64)
+    key, kspan = None, 1
+    for c in cols:
+        c = np.asarray(c, dtype=np.int64)
+        lo = int(c.min()) if c.size else 0
+        span = (int(c.max()) - lo + 1) if c.size else 1
+        if key is None:
+            key, kspan = c - lo, span
+            continue
+        if kspan * span >= 1 << 62:
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+            kspan = int(key.max()) + 1 if key.size else 1
+        key = key * span + (c - lo)
+        kspan *= span
+    return np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
 
 
 def _make_shared_proxy(rec):
@@ -549,19 +579,29 @@ def _make_shared_proxy(rec):
 
     class SharedArray:
         """A shared array as a kernel sees it; logs each element access."""
-        __slots__ = ("_a", "_vid", "_base", "_ptr")
+        __slots__ = ("_a", "_vid", "_base", "_ptr", "_vc")
 
         def __init__(self, a, vid, base, ptr):
-            self._a, self._vid, self._base, self._ptr = a, vid, base, ptr
+            self._a, self._vid, self._base, self._ptr, self._vc = a, vid, base, ptr, {}
 
-        def _view(self, r):
+        def _view(self, idx, r):
+            """Proxy for a sub-array (sA[ty] in sA[ty][k]); cached per index, the memory never moves."""
+            try:
+                return self._vc[idx]
+            except (KeyError, TypeError):
+                pass
             off = r.__array_interface__["data"][0] - self._ptr
-            return SharedArray(r, rec.view_for(self._base, off, r), self._base, self._ptr)
+            v = SharedArray(r, rec.view_for(self._base, off, r), self._base, self._ptr)
+            try:
+                self._vc[idx] = v
+            except TypeError:   # unhashable index (a slice): no caching
+                pass
+            return v
 
         def __getitem__(self, idx):
             r = self._a[idx]
             if type(r) is ndarray:
-                return self._view(r)
+                return self._view(idx, r)
             f = getframe(1)
             if f.f_code.co_filename == path:
                 entry = (self._vid, idx, 0, f.f_lineno)
@@ -619,9 +659,7 @@ def _make_counting_array(base_cls, code, rec):
         def __getitem__(self, idx):
             ret = self._ary[idx]
             if type(ret) is ndarray:             # a view: count its element loads later
-                view = base_cls(ret, stream=self.stream)
-                view.__class__ = CountingArray
-                return view
+                return CountingArray(ret, stream=self.stream)
             if type(ret) is np.void:
                 return ret
             f = getframe(2)
@@ -654,8 +692,14 @@ def run_instrumented(launches, A, B, C, job) -> dict:
     from numba.np import numpy_support
     import numpy as np
 
+    for name, kern, _, _ in launches:
+        if not isinstance(kern, sim_kernel.FakeCUDAKernel):
+            raise RuntimeError(f"run_instrumented needs Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 set before "
+                               f"numba is imported); {name} is a {type(kern).__name__}")
     started = time.perf_counter()
-    rec = _Recorder(job["module_path"])
+    code_files = [getattr(getattr(getattr(k, "py_func", None), "__code__", None), "co_filename", "")
+                  for _, k, _, _ in launches]
+    rec = _Recorder(job["module_path"], code_files)
     SharedArray = _make_shared_proxy(rec)
     BlockThread, BlockManager = sim_kernel.BlockThread, sim_kernel.BlockManager
     orig_init, orig_run = BlockThread.__init__, BlockThread.run
@@ -715,6 +759,8 @@ def run_instrumented(launches, A, B, C, job) -> dict:
             return result
         finally:
             rec.threads = []
+            if gc_was_enabled:
+                gc.collect(1)   # the block's cyclic garbage (threads), without a full collection
 
     counting = {}
     for obj, code in ((A, 0), (B, 1)):
@@ -725,7 +771,14 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         swapped = swapped[:1]
 
     run_launches = []
+    # The logs hold hundreds of thousands of small tuples; with the collector on, its full
+    # collections walk them again and again (measured: +25% run time). It is off during the
+    # replay and collects the young generations after each block instead.
+    gc_was_enabled = gc.isenabled()
     with contextlib.ExitStack() as stack:
+        if gc_was_enabled:
+            gc.disable()
+            stack.callback(gc.enable)
         stack.enter_context(_patched(sim_api.FakeCUDAShared, "array", shared_array))
         stack.enter_context(_patched(BlockThread, "__init__", thread_init))
         stack.enter_context(_patched(BlockThread, "run", thread_run))
@@ -776,6 +829,8 @@ def judge_races(facts):
     races = facts["races"]
     if races["count"] == 0:
         n = len(facts.get("shared_arrays", []))
+        if not facts.get("shared_accesses"):
+            return True, "no shared-memory races: the kernel made no shared-memory accesses"
         note = " (the access log hit its cap, so later barrier intervals were not checked)" if facts.get("truncated") else ""
         return True, (f"no shared-memory races: {facts.get('shared_accesses', 0)} accesses to {n} shared "
                       f"array(s) checked, every element touched by two threads is separated by a "
@@ -877,20 +932,40 @@ def judge_data_reuse(facts, tile, reuse_fraction=0.5):
     ideal = naive / tile
     head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory "
             f"(the naive kernel loads 2K = {naive}, a kernel tiled by {tile} loads 2K/TILE = {ideal:g}): "
-            f"every loaded element is used {reuse:g} times")
+            f"every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")
     if reuse >= need:
         return True, f"data reuse OK: {head}, at least {need:g} needed"
     low = [name for name in ("A", "B") if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < need]
-    lines = [p for p in g.get("per_line", []) if p["array"] in low][:2]
-    where = "; ".join(f"line {p['line']}{(' (`' + p['source'] + '`)') if p.get('source') else ''} reads "
-                      f"{p['array']} {p['per_output']:g} times per output element" for p in lines)
-    which = " and ".join(low) or "A and B"
-    msg = (f"too little data reuse: {head}, but at least {need:g} is needed. The kernel reads operands from "
-           f"global memory instead of the shared tiles: {which} {'are' if len(low) != 1 else 'is'} read from "
-           f"global memory (almost) once per multiply-add")
-    msg += f" ({where})." if where else "."
-    msg += (" Load each tile into shared memory once per block step (one element per thread), cuda.syncthreads(),"
-            " then take the inner product from the shared arrays (sA[ty, k] * sB[k, tx]), not from A and B.")
-    if K < tile:
-        msg += f" (K = {K} is smaller than the tile, so this figure cannot reach {tile}.)"
+    low = low or ["A", "B"]
+    from_global = [name for name in low if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < 2]
+    by_line = {}
+    for p in g.get("per_line", []):
+        if p["array"] in low:
+            by_line.setdefault((p["line"], p.get("source", "")), []).append(p)
+    parts = []
+    for (line, src), ps in list(by_line.items())[:3]:
+        loads = " and ".join(f"{p['array']} {p['per_output']:g}" for p in ps)
+        parts.append(f"line {line}{(' (`' + src + '`)') if src else ''} loads {loads} times per output element")
+    where = "; ".join(parts)
+    msg = f"too little data reuse: {head}, but at least {need:g} is needed. "
+    if from_global:
+        which = " and ".join(from_global)
+        msg += (f"The kernel reads operands from global memory instead of the shared tiles: {which} "
+                f"{'are' if len(from_global) > 1 else 'is'} loaded from global memory about once per "
+                f"multiply-add, i.e. inside the inner product loop")
+        msg += f" ({where}). " if where else ". "
+        msg += ("Load each tile into shared memory once per step along K (one element of A and one of B per "
+                "thread), cuda.syncthreads(), then take the inner product from the shared arrays "
+                "(sA[ty, k] * sB[k, tx]), not from A and B.")
+    else:
+        per = ", ".join(f"{n} {g[f'reuse_{n}']:g} times" for n in low if g.get(f"reuse_{n}") is not None)
+        msg += (f"Each element loaded from global memory is used only {per}, where a tile of {tile} should "
+                f"use it {tile} times")
+        msg += f" ({where}). " if where else ". "
+        msg += ("Check that each block loads every tile of A and B exactly once (one element per thread) and "
+                "that the inner product loop reads the whole shared tile.")
+    M, N = facts.get("shape", {}).get("M"), facts.get("shape", {}).get("N")
+    if K < tile or any(isinstance(v, int) and v % tile for v in (M, K, N)):
+        msg += (f" (Measured at M x K x N = {M} x {K} x {N}; with sizes that are not multiples of {tile} "
+                "this figure is lower even for a well-tiled kernel.)")
     return False, msg
