@@ -56,7 +56,7 @@ def task_compile(job, module):
     except Exception as exc:  # the GPU compiler rejected the kernel
         facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
         return facts, {}
-    facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
+    facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
     facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
     if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU
         from numba import void
