@@ -1,11 +1,11 @@
 """Instruments for Numba's CUDA simulator: shared-memory races, bank conflicts, data reuse.
 
 The simulator (NUMBA_ENABLE_CUDASIM=1) runs one Python thread per CUDA thread,
-one block at a time, and happily passes kernels that a GPU would punish: a
-tiled kernel without its second ``cuda.syncthreads()`` usually still gives the
-right answer, an unpadded transposed tile gives the right answer 32 times
-slower, and a "tiled" kernel that never reads its shared tiles is just the
-naive kernel. ``run_instrumented`` replays the recorded launches with the
+one block at a time, and cannot see what a GPU would punish: a tiled kernel
+without its second ``cuda.syncthreads()`` is a race whether or not this run's
+thread scheduling happens to corrupt C (on a GPU it usually does not), an
+unpadded transposed tile gives the right answer 32 times slower, and a
+"tiled" kernel that never reads its shared tiles is just the naive kernel. ``run_instrumented`` replays the recorded launches with the
 simulator patched so that every shared-memory access and every element load of
 A and B is logged, and turns the logs into facts; the ``judge_*`` functions
 turn the facts into verdicts with messages for students.
@@ -26,10 +26,12 @@ How the instruments work
 * Shared memory: ``FakeCUDAShared.array`` is replaced by a version that
   allocates exactly as the simulator does (one array per declaring source line
   and launch, shared by all threads of the launch) but returns a thin proxy.
-  The proxy's ``__getitem__``/``__setitem__`` append one tuple
-  ``(view, index, kind, line)`` to a per-thread list and then perform the
-  access on the real NumPy array, so values (and therefore C) are exactly what
-  a plain replay computes. ``line`` is the line of the innermost frame whose
+  The proxy's ``__getitem__``/``__setitem__`` perform the access on the real
+  NumPy array, so values (and therefore C) are exactly what a plain replay
+  computes, and append two items to a per-thread list: one int packing source
+  line, array view, atomic and write flags, and the index object as given.
+  Nothing else happens per access; addresses, epochs and warps are worked out
+  with NumPy after the block. ``line`` is the line of the innermost frame whose
   ``co_filename`` is ``job["module_path"]`` (the student file; device
   functions in that file report their own lines). Accesses made by
   ``cuda.atomic.*`` are marked atomic and never count as races.
@@ -56,7 +58,8 @@ Within one block, one shared array, one byte address and one epoch: if at
 least two different threads touch it and at least one of the accesses is a
 (non-atomic) write, that (block, array, epoch, address) is one race. The
 missing second barrier is caught this way: the next iteration's store to sA
-falls in the same epoch as the other threads' reads of the previous tile.
+falls in the same epoch as the other threads' reads of the previous tile
+(so it needs a shape with at least two tiles along K).
 For the report, one pair of accesses is picked per race (a writer and another
 thread, preferring a reader) and its hazard kind is decided by assuming
 threads run in lock-step between barriers, which is how a GPU runs them: the
@@ -148,6 +151,9 @@ BLOCK_ACCESS_CAP = 2_000_000      # shared accesses logged per block, all thread
 RACE_COUNT_CAP = 1_000_000        # races counted before counting stops
 MAX_RACE_EXAMPLES = 8             # race examples kept in the facts
 EXAMINED_RACES_PER_BLOCK = 64     # racy addresses per block whose access pair is classified
+LINE_SHIFT = 24                   # log code = location << LINE_SHIFT | view << 2 | atomic << 1 | write
+LASTI_BITS = 20                   # location = code id << LASTI_BITS | f_lasti  (or a line, code id 0)
+CODE_BITS = 18
 
 RAW, WAR, WAW = "read-after-write", "write-after-read", "write-after-write"
 
@@ -193,6 +199,9 @@ class _Sink:
     def append(self, item):
         pass
 
+    def extend(self, items):
+        pass
+
     def __len__(self):
         return 0
 
@@ -207,6 +216,9 @@ class _Recorder:
         self.real = os.path.realpath(path)
         self.path = next((f for f in code_files if os.path.realpath(f) == self.real), path)
         self.same_file = {self.path: True}
+        self.code_ids = {}           # code object -> id (0: not the student's file)
+        self.code_list = []
+        self.line_tables = {}
         self.tls = threading.local()
         self.lock = threading.Lock()
         self.threads = []            # BlockThreads of the block being run
@@ -231,9 +243,53 @@ class _Recorder:
         self.gloads = {}             # code -> loads; code = line * 2 + (0 for A, 1 for B)
 
     # -- source lines ---------------------------------------------------
+    # Reading f_lineno costs a scan of the code's line table on every access,
+    # so the hot paths record (code id, f_lasti) instead and the lines are
+    # looked up per block. Code id 0 means "the field holds a line already".
+    def locate(self, frame):
+        """Packed location of `frame` (slow path; registers student code objects)."""
+        co = frame.f_code
+        cid = self.code_ids.get(co)
+        if cid is None:
+            with self.lock:
+                cid = self.code_ids.get(co)
+                if cid is None:
+                    cid = 0
+                    if self.where_file(co.co_filename) and len(self.code_list) < (1 << CODE_BITS) - 1:
+                        self.code_list.append(co)
+                        cid = len(self.code_list)
+                    self.code_ids[co] = cid
+        if cid:
+            return (cid << LASTI_BITS) | frame.f_lasti
+        line, _ = self.where(frame)
+        return max(line, 0)
+
+    def lines_of(self, locs):
+        """Source lines (int64 array, -1 unknown) of packed locations."""
+        np = self.np
+        locs = np.asarray(locs, dtype=np.int64)
+        cid = locs >> LASTI_BITS
+        low = locs & ((1 << LASTI_BITS) - 1)
+        lines = np.where(low > 0, low, -1)
+        for c in np.unique(cid[cid > 0]).tolist():
+            starts, tlines = self.line_table(c)
+            sel = cid == c
+            i = np.searchsorted(starts, low[sel], side="right") - 1
+            lines[sel] = np.where(i >= 0, tlines[np.maximum(i, 0)], -1)
+        return lines
+
+    def line_table(self, cid):
+        table = self.line_tables.get(cid)
+        if table is None:
+            np = self.np
+            spans = sorted((start, -1 if line is None else line) for start, _, line in self.code_list[cid - 1].co_lines())
+            table = (np.array([a for a, _ in spans], dtype=np.int64), np.array([b for _, b in spans], dtype=np.int64))
+            self.line_tables[cid] = table
+        return table
+
     def where(self, frame):
         """(line, atomic) for an access whose nearest caller frame is `frame` (slow path)."""
-        atomic = frame.f_code.co_filename.endswith(_KERNELAPI_SUFFIX) and frame.f_code.co_name in _ATOMIC_NAMES
+        atomic = _is_atomic(frame)
         f = frame
         while f is not None:
             if self.where_file(f.f_code.co_filename):
@@ -298,7 +354,7 @@ class _Recorder:
             self.bar_min = nb if self.bar_min is None else min(self.bar_min, nb)
             self.bar_max = max(self.bar_max, nb)
         logs = [t._si_log for t in threads]
-        lens = np.array([len(l) for l in logs], dtype=np.int64)
+        lens = np.array([len(l) >> 1 for l in logs], dtype=np.int64)
         total = int(lens.sum())
         if total == 0:
             return
@@ -321,44 +377,89 @@ class _Recorder:
         before = np.concatenate(([0], np.cumsum(nbars)[:-1]))[tindex]
         epoch = pos - before
         estart = np.where(epoch > 0, barpos[np.maximum(pos - 1, 0)] if barpos.size else 0, 0)
-        vids, idxs, kinds, lines = zip(*itertools.chain.from_iterable(logs))
-        vid_set = set(vids)
-        vids = np.array(vids, dtype=np.int64)
-        kinds = np.array(kinds, dtype=np.int64)
-        lines = np.array(lines, dtype=np.int64)
+        flat = list(itertools.chain.from_iterable(logs))
+        codes = np.fromiter(flat[0::2], np.int64, total)
+        idxs = flat[1::2]
+        del flat
+        lines = self.lines_of(codes >> LINE_SHIFT)
+        vids = (codes & ((1 << LINE_SHIFT) - 1)) >> 2
+        kinds = codes & 3
+        vid_set = set(np.flatnonzero(np.bincount(vids)).tolist())
 
-        rows, addrs = [], []
+        # byte address of every access; odd indices (slices, partial indices) expand to extra rows
+        addr = np.empty(total, dtype=np.int64)
+        fast = np.ones(total, dtype=bool)
+        extra_rows, extra_addrs = [], []
+        uniform = self._uniform_addresses(vid_set, vids, idxs)
+        if uniform is not None:
+            addr, vid_set = uniform, ()
         for vid in sorted(vid_set):
-            sel = np.flatnonzero(vids == vid)
+            sel = np.arange(total) if len(vid_set) == 1 else np.flatnonzero(vids == vid)
             r, a = self._addresses(int(vid), sel, idxs)
-            rows.append(r)
-            addrs.append(a)
-        row = np.concatenate(rows)
-        addr = np.concatenate(addrs)
-        if limit is not None:
-            keep = epoch[row] < limit
-            row, addr = row[keep], addr[keep]
-        if row.size == 0:
-            return
-        view_base = np.array([v[0] for v in self.views], dtype=np.int64)
-        base = view_base[vids[row]]
-        cols = {"tid": tid[row], "seq": seq[row], "epoch": epoch[row], "ord": seq[row] - estart[row],
-                "kind": kinds[row], "line": lines[row], "base": base, "addr": addr, "vid": vids[row]}
+            if r is sel:
+                addr[sel] = a
+            else:
+                fast[sel] = False
+                extra_rows.append(r)
+                extra_addrs.append(a)
+        cols = {"tid": tid, "seq": seq, "epoch": epoch, "ord": seq - estart, "kind": kinds, "line": lines,
+                "addr": addr, "vid": vids, "tindex": tindex}
+        if extra_rows or limit is not None:
+            row = np.concatenate([np.flatnonzero(fast)] + extra_rows)
+            cols["addr"] = np.concatenate([addr[fast]] + extra_addrs)
+            if limit is not None:
+                keep = epoch[row] < limit
+                row, cols["addr"] = row[keep], cols["addr"][keep]
+            if row.size == 0:
+                return
+            order = np.argsort(row, kind="stable")   # back in per-thread log order
+            row, cols["addr"] = row[order], cols["addr"][order]
+            for k in cols:
+                if k != "addr":
+                    cols[k] = cols[k][row]
+        cols["base"] = np.array([v[0] for v in self.views], dtype=np.int64)[cols["vid"]]
         self._races(cols, grid_point, threads)
         self._banks(cols)
+
+    def _uniform_addresses(self, vid_set, vids, idxs):
+        """All byte addresses at once when every view has one ndim and every index is plain ints."""
+        np = self.np
+        ndims = {len(self.views[v][2]) for v in vid_set}
+        if len(ndims) != 1:
+            return None
+        ndim = ndims.pop()
+        n = len(idxs)
+        try:
+            if ndim == 1:
+                ix = np.fromiter(idxs, np.int64, n)[:, None]
+            else:
+                if set(map(len, idxs)) != {ndim}:
+                    return None
+                ix = np.fromiter(itertools.chain.from_iterable(idxs), np.int64, n * ndim).reshape(n, ndim)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        nv = len(self.views)
+        shape = np.ones((nv, ndim), np.int64)
+        strides = np.zeros((nv, ndim), np.int64)
+        offset = np.zeros(nv, np.int64)
+        for v in vid_set:
+            _, offset[v], shape[v], strides[v], _ = self.views[v]
+        return offset[vids] + ((ix % shape[vids]) * strides[vids]).sum(axis=1)
 
     def _addresses(self, vid, sel, idxs):
         """Byte addresses (relative to the base array) of the accesses `sel` through view `vid`."""
         np = self.np
         _, offset, shape, strides, _ = self.views[vid]
         ndim = len(shape)
-        lst = [idxs[i] for i in sel]
-        try:
-            ix = np.array(lst, dtype=np.int64)
-            if ix.ndim == 1:
-                ix = ix[:, None]
-            if ix.ndim != 2 or ix.shape[1] != ndim:
-                raise ValueError
+        lst = idxs if sel.size == len(idxs) else [idxs[i] for i in sel]
+        n = len(lst)
+        try:   # fast path: every index is an int (1-D) or a tuple of ndim ints
+            if ndim == 1:
+                ix = np.fromiter(lst, np.int64, n)[:, None]
+            else:
+                if set(map(len, lst)) != {ndim}:
+                    raise ValueError
+                ix = np.fromiter(itertools.chain.from_iterable(lst), np.int64, n * ndim).reshape(n, ndim)
         except (TypeError, ValueError, OverflowError):
             table = offset + sum(np.indices(shape, dtype=np.int64)[d] * strides[d] for d in range(ndim)) \
                 if ndim else np.array(offset)
@@ -374,42 +475,41 @@ class _Recorder:
                 return np.empty(0, np.int64), np.empty(0, np.int64)
             return np.concatenate(rows), np.concatenate(addrs)
         ix %= np.array(shape, dtype=np.int64)   # numpy already rejected out-of-range; this wraps negatives
-        return sel.astype(np.int64), offset + ix @ np.array(strides, dtype=np.int64)
+        return sel, offset + ix @ np.array(strides, dtype=np.int64)
 
     def _races(self, c, grid_point, threads):
         np = self.np
         ok = (c["kind"] & 2) == 0                 # atomics never race
         if not ok.any():
             return
-        tid, base, epoch, addr = c["tid"][ok], c["base"][ok], c["epoch"][ok], c["addr"][ok]
-        write = (c["kind"][ok] & 1).astype(np.int64)
-        key = _compact(np, base, epoch, addr)
-        nkey = int(key.max()) + 1
-        pair = _compact(np, key, tid)
-        npair = int(pair.max()) + 1
-        key_of_pair = np.zeros(npair, dtype=np.int64)
-        key_of_pair[pair] = key
-        pair_wrote = np.bincount(pair, weights=write, minlength=npair) > 0
-        nthreads = np.bincount(key_of_pair, minlength=nkey)
-        nwriters = np.bincount(key_of_pair, weights=pair_wrote, minlength=nkey)
-        racy = np.flatnonzero((nwriters >= 1) & (nthreads >= 2))
+        sub = c if ok.all() else {k: v[ok] for k, v in c.items()}
+        # sort by (array, epoch, address, thread): a group of equal (array, epoch, address) is one
+        # candidate; it races when it holds a write and at least two distinct threads
+        key = _mix(np, sub["base"], sub["epoch"], sub["addr"])
+        order = np.argsort(_mix(np, key, sub["tid"]), kind="stable")
+        ks, ts = key[order], sub["tid"][order]
+        newk = np.ones(ks.size, dtype=bool)
+        newk[1:] = ks[1:] != ks[:-1]
+        newp = newk.copy()
+        newp[1:] |= ts[1:] != ts[:-1]
+        starts = np.flatnonzero(newk)
+        ends = np.append(starts[1:], ks.size)
+        nthreads = np.add.reduceat(newp.astype(np.int64), starts)
+        nwrites = np.add.reduceat(sub["kind"][order] & 1, starts)
+        racy = np.flatnonzero((nwrites > 0) & (nthreads >= 2))
         if racy.size == 0:
             return
         self.race_count = min(RACE_COUNT_CAP, self.race_count + int(racy.size))
-        base_of_key = np.zeros(nkey, dtype=np.int64)
-        base_of_key[key] = base
-        for b, n in zip(*np.unique(base_of_key[racy], return_counts=True)):
+        for b, n in zip(*np.unique(sub["base"][order[starts[racy]]], return_counts=True)):
             label = self.bases[int(b)]["label"]
             self.race_per_base[label] = min(RACE_COUNT_CAP, self.race_per_base.get(label, 0) + int(n))
-        # classify a few races and keep examples (one per array and kind first)
-        order = np.argsort(key, kind="stable")
-        skey = key[order]
+        # classify a few races and keep examples (one per array, kind and pair of lines)
         by_tid = {t.thread_id: t for t in threads}
-        sub = {k: v[ok][order] for k, v in c.items()}
-        for k in racy[:EXAMINED_RACES_PER_BLOCK]:
-            lo, hi = np.searchsorted(skey, [k, k + 1])
+        for g in racy[:EXAMINED_RACES_PER_BLOCK]:
+            lo, hi = int(starts[g]), int(ends[g])
             acc = [{"tid": int(sub["tid"][i]), "write": bool(sub["kind"][i] & 1), "ord": int(sub["ord"][i]),
-                    "line": int(sub["line"][i])} for i in range(lo, hi)]
+                    "line": int(sub["line"][i])} for i in order[lo:hi]]
+            lo = int(order[lo])
             a = next(x for x in acc if x["write"])
             others = [x for x in acc if x["tid"] != a["tid"]]
             b = next((x for x in others if not x["write"]), others[0])
@@ -452,7 +552,8 @@ class _Recorder:
         code_line[code], code_base[code], code_write[code] = c["line"], c["base"], write
         tid = c["tid"]
         # ordinal of each access among its thread's accesses with the same code
-        order = np.lexsort((c["seq"], code, tid))
+        # (columns are in per-thread log order, so a stable sort by (thread, code) keeps program order)
+        order = np.argsort(c["tindex"] * ncode + code, kind="stable")
         st, sc = tid[order], code[order]
         new = np.ones(order.size, dtype=bool)
         new[1:] = (st[1:] != st[:-1]) | (sc[1:] != sc[:-1])
@@ -502,6 +603,13 @@ class _Recorder:
                          "access": "store" if w else "load", "warp_accesses": n, "max_degree": mx,
                          "mean_degree": round(total / n, 3), "extra_wavefronts": extra})
         outputs = M * N
+        per = {}
+        if self.gloads:
+            keys = list(self.gloads)
+            for key, line in zip(keys, self.lines_of([k >> 1 for k in keys]).tolist()):
+                code = line * 2 + (key & 1)
+                per[code] = per.get(code, 0) + self.gloads[key]
+        self.gloads = per
         nA = sum(v for k, v in self.gloads.items() if k % 2 == 0)
         nB = sum(v for k, v in self.gloads.items() if k % 2 == 1)
         naive = 2 * K
@@ -538,6 +646,24 @@ _ATOMIC_NAMES = frozenset({"add", "sub", "and_", "or_", "xor", "inc", "dec", "ex
                            "nanmax", "nanmin", "compare_and_swap", "cas"})
 
 
+def _mix(np, *cols):
+    """One int64 per row that sorts like the rows of the given integer columns (lexicographic)."""
+    key, kspan = None, 1
+    for c in cols:
+        c = np.asarray(c, dtype=np.int64)
+        lo = int(c.min()) if c.size else 0
+        span = (int(c.max()) - lo + 1) if c.size else 1
+        if key is None:
+            key, kspan = c - lo, span
+            continue
+        if kspan * span >= 1 << 62:   # too wide: replace the key so far by its rank
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+            kspan = int(key.max()) + 1 if key.size else 1
+        key = key * span + (c - lo)
+        kspan *= span
+    return key
+
+
 def _sorted_unique(np, a):
     a = np.sort(a)
     if a.size:
@@ -547,29 +673,22 @@ def _sorted_unique(np, a):
 
 def _compact(np, *cols):
     """Dense ids 0..n-1 for the distinct rows of the given integer columns."""
-    key, kspan = None, 1
-    for c in cols:
-        c = np.asarray(c, dtype=np.int64)
-        lo = int(c.min()) if c.size else 0
-        span = (int(c.max()) - lo + 1) if c.size else 1
-        if key is None:
-            key, kspan = c - lo, span
-            continue
-        if kspan * span >= 1 << 62:
-            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
-            kspan = int(key.max()) + 1 if key.size else 1
-        key = key * span + (c - lo)
-        kspan *= span
-    return np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+    return np.unique(_mix(np, *cols), return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _is_atomic(frame):
+    """True when the access is made by the simulator's cuda.atomic implementation."""
+    return frame.f_code.co_filename.endswith(_KERNELAPI_SUFFIX) and frame.f_code.co_name in _ATOMIC_NAMES
 
 
 def _make_shared_proxy(rec):
     """The proxy class returned by the patched cuda.shared.array."""
     import numpy as np
     getframe = sys._getframe
-    path = rec.path
     tls = rec.tls
-    where = rec.where
+    code_ids = rec.code_ids
+    locate = rec.locate
+    atomic = _is_atomic
     ndarray = np.ndarray
 
     def full(log):
@@ -579,10 +698,10 @@ def _make_shared_proxy(rec):
 
     class SharedArray:
         """A shared array as a kernel sees it; logs each element access."""
-        __slots__ = ("_a", "_vid", "_base", "_ptr", "_vc")
+        __slots__ = ("_a", "_code", "_base", "_ptr", "_vc")
 
         def __init__(self, a, vid, base, ptr):
-            self._a, self._vid, self._base, self._ptr, self._vc = a, vid, base, ptr, {}
+            self._a, self._code, self._base, self._ptr, self._vc = a, vid << 2, base, ptr, {}
 
         def _view(self, idx, r):
             """Proxy for a sub-array (sA[ty] in sA[ty][k]); cached per index, the memory never moves."""
@@ -598,32 +717,36 @@ def _make_shared_proxy(rec):
                 pass
             return v
 
+        # The log of a thread is flat: code, index, code, index, ... with
+        # code = line << LINE_SHIFT | view << 2 | atomic << 1 | write.
         def __getitem__(self, idx):
             r = self._a[idx]
             if type(r) is ndarray:
                 return self._view(idx, r)
             f = getframe(1)
-            if f.f_code.co_filename == path:
-                entry = (self._vid, idx, 0, f.f_lineno)
+            cid = code_ids.get(f.f_code)
+            if cid:
+                code = (((cid << LASTI_BITS) | f.f_lasti) << LINE_SHIFT) + self._code
             else:
-                line, atomic = where(f)
-                entry = (self._vid, idx, 2 if atomic else 0, line)
+                code = (locate(f) << LINE_SHIFT) + self._code + (2 if atomic(f) else 0)
             log = tls.log
-            log.append(entry)
+            log.append(code)
+            log.append(idx)
             if len(log) >= rec.thread_cap:
                 full(log)
             return r
 
         def __setitem__(self, idx, val):
             f = getframe(1)
-            if f.f_code.co_filename == path:
-                entry = (self._vid, idx, 1, f.f_lineno)
+            cid = code_ids.get(f.f_code)
+            if cid:
+                code = (((cid << LASTI_BITS) | f.f_lasti) << LINE_SHIFT) + self._code + 1
             else:
-                line, atomic = where(f)
-                entry = (self._vid, idx, 3 if atomic else 1, line)
+                code = (locate(f) << LINE_SHIFT) + self._code + (3 if atomic(f) else 1)
             self._a[idx] = val
             log = tls.log
-            log.append(entry)
+            log.append(code)
+            log.append(idx)
             if len(log) >= rec.thread_cap:
                 full(log)
 
@@ -650,9 +773,9 @@ def _make_counting_array(base_cls, code, rec):
     """FakeCUDAArray subclass that counts scalar element loads per source line."""
     import numpy as np
     getframe = sys._getframe
-    path = rec.path
     tls = rec.tls
-    where = rec.where
+    code_ids = rec.code_ids
+    locate = rec.locate
     ndarray = np.ndarray
 
     class CountingArray(base_cls):
@@ -662,9 +785,9 @@ def _make_counting_array(base_cls, code, rec):
                 return CountingArray(ret, stream=self.stream)
             if type(ret) is np.void:
                 return ret
-            f = getframe(2)
-            line = f.f_lineno if f.f_code.co_filename == path else where(getframe(1))[0]
-            key = line * 2 + code
+            f = getframe(2)     # 1: FakeWithinKernelCUDAArray.__getitem__, 2: the kernel
+            cid = code_ids.get(f.f_code)
+            key = ((((cid << LASTI_BITS) | f.f_lasti) if cid else locate(getframe(1))) << 1) + code
             gl = tls.gl
             gl[key] = gl.get(key, 0) + 1
             return ret
@@ -746,13 +869,13 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         orig_run(self)
 
     def syncthreads(self):
-        self._si_bar.append(len(self._si_log))
+        self._si_bar.append(len(self._si_log) >> 1)
         return orig_sync(self)
 
     def block_run(self, grid_point, *args):
         rec.threads = []
         nthreads = int(np.prod(self._block_dim))
-        rec.thread_cap = max(1, BLOCK_ACCESS_CAP // max(1, nthreads))
+        rec.thread_cap = 2 * max(1, BLOCK_ACCESS_CAP // max(1, nthreads))   # two log items per access
         try:
             result = orig_block(self, grid_point, *args)
             rec.finish_block(grid_point)
@@ -815,10 +938,14 @@ def _at(side):
     return f"line {side['line']}{src}"
 
 
+def _nth(n):
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def _epoch_words(e):
     if e == 0:
-        return "before the first cuda.syncthreads()"
-    return f"between cuda.syncthreads() call {e} and call {e + 1} of each thread"
+        return "both before the first cuda.syncthreads()"
+    return f"both after each thread's {_nth(e)} cuda.syncthreads() and before its next one"
 
 
 def judge_races(facts):
@@ -840,11 +967,13 @@ def judge_races(facts):
     kind = ex["kind"]
     verb = {"read": "reads", "write": "writes"}
     more = "+" if races.get("capped") else ""
+    n = races["count"]
     msg = (f"shared-memory race ({kind}) on {ex['array']}, element {ex['index']} in block "
            f"{_thread(ex['block'])}: thread {_thread(first['thread'])} {verb[first['access']]} it at "
            f"{_at(first)} and thread {_thread(second['thread'])} {verb[second['access']]} it at "
            f"{_at(second)}, {_epoch_words(ex['epoch'])}, so nothing orders the two accesses. "
-           f"{races['count']}{more} racy shared-memory element accesses in all")
+           f"{n}{more} shared element{'' if n == 1 else 's'} raced on in all, counted once per block and "
+           f"barrier interval")
     per = races.get("per_array") or {}
     if len(per) > 1:
         msg += " (" + ", ".join(f"{k}: {v}" for k, v in per.items()) + ")"
@@ -958,9 +1087,9 @@ def judge_data_reuse(facts, tile, reuse_fraction=0.5):
                 "thread), cuda.syncthreads(), then take the inner product from the shared arrays "
                 "(sA[ty, k] * sB[k, tx]), not from A and B.")
     else:
-        per = ", ".join(f"{n} {g[f'reuse_{n}']:g} times" for n in low if g.get(f"reuse_{n}") is not None)
-        msg += (f"Each element loaded from global memory is used only {per}, where a tile of {tile} should "
-                f"use it {tile} times")
+        per = " and ".join(f"each element of {n} loaded from global memory is used only {g[f'reuse_{n}']:g} times"
+                           for n in low if g.get(f"reuse_{n}") is not None)
+        msg += f"{per[:1].upper()}{per[1:]}, where a tile of {tile} should use it {tile} times"
         msg += f" ({where}). " if where else ". "
         msg += ("Check that each block loads every tile of A and B exactly once (one element per thread) and "
                 "that the inner product loop reads the whole shared tile.")
