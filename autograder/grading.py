@@ -152,8 +152,10 @@ class StageGrader:
             futures["correct:" + group] = (pool.submit(self.run, self.job("run", self.device, count=len(shapes)), inputs),
                                            inputs)
         if self.wants_instruments():
+            # Reuse is measured at 2 x 2 whole tiles; races need two tiles along K; one block is enough
+            # for bank conflicts (a 1024-thread block costs seconds in the simulator).
             t = self.tile or 16
-            M = K = N = 2 * t if self.stage.number in (2, 3) else t + 1
+            M, K, N = (2 * t, 2 * t, 2 * t) if "data_reuse" in self.points else (t, t + 8, t)
             inputs = {"A0": self.rng.standard_normal((M, K)).astype(np.float32),
                       "B0": self.rng.standard_normal((K, N)).astype(np.float32)}
             futures["instruments"] = (pool.submit(self.run, self.job("run", "sim", count=1, instrument=True), inputs),

@@ -99,3 +99,23 @@ def test_kernel_that_never_ends_is_stopped(grade_text):
 def test_launcher_that_skips_the_kernel(grade_text):
     text = mutate("naive", ("    matmul_naive_kernel[blocks, (BLOCK, BLOCK)](A, B, C)", "    pass"))
     assert "never launched matmul_naive_kernel" in failed(grade_text("naive", text), "correct")
+
+
+def test_missing_second_barrier_caught_by_race_detector(grade_text):
+    text = mutate("tiled", ("            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n",
+                            "            acc += sA[ty, k] * sB[k, tx]\n"))
+    out = failed(grade_text("tiled", text), "races")
+    assert "write-after-read" in out and "syncthreads" in out
+
+
+def test_unpadded_stage4_caught_by_bank_counter(grade_text):
+    r = grade_text("tiled_transposed", mutate("tiled_transposed", ("TILE_PAD = TILE + 1", "TILE_PAD = TILE")))
+    out = failed(r, "bank_conflicts")
+    assert "32-way" in out and "TILE_PAD = TILE + 1" in out
+
+
+def test_fake_tiling_caught_by_load_counter(grade_text):
+    text = mutate("tiled", ("            acc += sA[ty, k] * sB[k, tx]",
+                            "            acc += A[row, t * TILE + k] * B[t * TILE + k, col]"))
+    out = failed(grade_text("tiled", text), "data_reuse")
+    assert "global memory instead of the shared tiles" in out
