@@ -4,9 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
+# Course folder of `make release` and `make grade` (empty: build/course and demo_course).
+COURSE ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv exercises test grade grade-one release gpu-check clean
+.PHONY: help venv exercises test grade grade-one release template gpu-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -25,8 +27,19 @@ exercises: $(STAMP)  ## regenerate exercises/ from solutions/
 test: $(STAMP)  ## run the project's own tests (CPU only: simulator and PTX compile)
 	$(PY) -m pytest -n $(JOBS) -q
 
-grade: $(STAMP)  ## grade the demo submissions (GPU if present, else the simulator)
-	$(PY) -m autograder grade solutions --results build/solutions-results.json
+notebooks: $(STAMP)  ## regenerate notebooks/*.py from solutions/ + notebooks/prose/, and the demo course's submissions
+	$(PY) -m course.notebooks
+	$(PY) -m course.demo
+
+release: $(STAMP)  ## nbgrader generate_assignment into COURSE (default build/course), then the Classroom template in build/template
+	$(PY) -m course.release $(COURSE)
+	$(PY) -m classroom.template --release $(or $(COURSE),build/course)/release/matmul
+
+grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1 regrades all
+	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(ARGS)
+
+template: $(STAMP)  ## only the GitHub Classroom student template in build/template (runs the release into COURSE first)
+	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
 
 gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
 	$(PY) -m autograder.gpu_check

@@ -218,7 +218,7 @@ class StageGrader:
         check = self.check("compiles", f"{self.stage.kernel} is a CUDA kernel that compiles for the GPU"
                                         f" (PTX, compute capability {'.'.join(map(str, self.cfg['grading']['compute_capability']))})")
         try:
-            compile(self.src.source, self.src.path, "exec")
+            compile(self.src.source, self.module_path, "exec")  # the graded code, notebook cells joined
         except SyntaxError as exc:
             return check.verdict(False, f"syntax error at line {exc.lineno}: {exc.msg}\n  {(exc.text or '').strip()}")
         problem = self._child_problem(result)

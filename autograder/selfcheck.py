@@ -1,0 +1,355 @@
+"""The notebooks' self-check: run a stage's checks on the notebook's own functions, in-process.
+
+A self-check cell calls ``check("tiled")``. It finds the stage's kernel and
+launcher in the notebook's globals and runs them the way the grader does
+(autograder.launches: record the launches, check they use only A, B, C,
+replay them on fresh arrays) on the stage's simulator shapes, and explains a
+wrong result with autograder.verdicts. In the simulator it also replays one
+launch with autograder.siminstruments on (races, bank conflicts, global loads)
+and draws the data-reuse figures; on a GPU it times the kernel against the
+reference kernels over a few sizes and plots that instead.
+
+It never raises for anything the student's code does: every problem is a
+printed FAIL line, and a stub says "not implemented yet". It is not a grade:
+code running in a notebook kernel can patch anything there, so grades come
+only from ``make grade`` (autograder.grading, separate processes).
+"""
+import inspect
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+from . import config as config_mod
+from . import launches as L
+from . import verdicts
+from .stages import find
+from .submission import host_shortcuts, unimplemented
+
+GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
+GPU_REPEATS = 5                        # timed runs per kernel and size (the median counts)
+
+
+@dataclass
+class SelfCheck:
+    """What one self-check found; its repr is the one-line summary a notebook shows."""
+    stage: str
+    device: str
+    results: list = field(default_factory=list)   # (name, passed, message)
+    figures: dict = field(default_factory=dict)    # numbers behind the plot
+
+    @property
+    def passed(self):
+        return bool(self.results) and all(ok for _, ok, _ in self.results)
+
+    def __repr__(self):
+        n = sum(1 for _, ok, _ in self.results if ok)
+        return f"<self-check of stage {self.stage} ({self.device}): {n} of {len(self.results)} passed>"
+
+
+class _Namespace:
+    """A module-like view of a globals dict: setattr writes into the dict (used by record_launches)."""
+
+    def __init__(self, namespace):
+        object.__setattr__(self, "__dict__", namespace)
+
+
+def _as_module(namespace):
+    main = sys.modules.get("__main__")
+    if main is not None and vars(main) is namespace:
+        return main
+    return _Namespace(namespace)
+
+
+def quiet_numba_warnings():
+    """Send Numba's warnings nowhere (both numba's and numba-cuda's classes): a graded cell must not write stderr."""
+    for path in ("numba.core.errors", "numba.cuda.core.errors"):
+        try:
+            module = __import__(path, fromlist=["NumbaWarning"])
+        except Exception:  # an older or newer layout: the module filter below still applies
+            continue
+        warnings.filterwarnings("ignore", category=module.NumbaWarning)
+    warnings.filterwarnings("ignore", module=r"numba(\.|$)")
+
+
+def _source(obj):
+    try:
+        return inspect.getsource(getattr(obj, "py_func", obj))
+    except (OSError, TypeError):
+        return ""
+
+
+def _device_output(cuda, np, M, N):
+    """C as a view at the start of a NaN-filled buffer; the tail catches stores past C's end (as the grader does)."""
+    guard = 64 * N + 1024
+    buf = cuda.to_device(np.full(M * N + guard, np.nan, np.float32))
+    return buf, buf[: M * N].reshape(M, N), guard
+
+
+def _explain(exc):
+    if isinstance(exc, L.LaunchError):
+        return str(exc)
+    text = f"{type(exc).__name__}: {str(exc)[:600]}"
+    if isinstance(exc, IndexError):
+        text += "\nA thread indexed outside an array: guard loads and stores with the right bounds (row < M, col < N, k < K)."
+    if "CUDA_ERROR" in str(exc) or "Cuda" in type(exc).__name__:
+        text += "\nThe GPU reported an error; restart the kernel (Kernel > Restart) before running more cells."
+    return text
+
+
+class _Run:
+    """One self-check: the student's functions, the arrays, the printed lines."""
+
+    def __init__(self, stage, namespace, seed):
+        import numpy as np
+        from numba import config as numba_config
+        from numba import cuda
+        self.np, self.cuda = np, cuda
+        self.stage = stage
+        launcher = namespace.get(stage.launcher)
+        # the launcher finds its kernel in its own globals: record the launches there
+        self.ns = getattr(launcher, "__globals__", None) or namespace
+        self.module = _as_module(self.ns)
+        self.sim = bool(numba_config.ENABLE_CUDASIM)
+        self.cfg = config_mod.load()
+        self.points = self.cfg["stages"][stage.name]["points"]
+        self.tol = self.cfg["grading"]["relative_error"]
+        tile = self.ns.get("TILE")
+        self.tile = tile if isinstance(tile, int) and tile > 0 else None
+        self.rng = np.random.default_rng(seed)
+        self.report = SelfCheck(stage.name, "simulator" if self.sim else "GPU")
+
+    def add(self, name, passed, message):
+        self.report.results.append((name, passed, message))
+        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+        for line in message.splitlines()[:14]:
+            print("        " + line)
+
+    def inputs(self, M, K, N):
+        np, cuda = self.np, self.cuda
+        A = self.rng.standard_normal((M, K)).astype(np.float32)
+        B = self.rng.standard_normal((K, N)).astype(np.float32)
+        return A, B, cuda.to_device(A), cuda.to_device(B)
+
+    def launch(self, M, K, N, instrument=False):
+        """(A, B, C, facts): the stage's launches recorded and replayed on fresh inputs; raises on problems."""
+        np, cuda = self.np, self.cuda
+        A, B, dA, dB = self.inputs(M, K, N)
+        buf, dC, guard = _device_output(cuda, np, M, N)
+        recorded = L.record_launches(self.module, self.stage.launcher, dA, dB, dC)
+        L.validate(recorded, self.stage.kernel, dA, dB, dC)
+        facts = None
+        if instrument:
+            from . import siminstruments
+            kernel_file = self.ns[self.stage.kernel].py_func.__code__.co_filename
+            facts = siminstruments.run_instrumented(recorded, dA, dB, dC, {"module_path": kernel_file})
+        else:
+            L.replay(recorded)
+        cuda.synchronize()
+        out = buf.copy_to_host()
+        past_end = int(np.count_nonzero(~np.isnan(out[M * N:])))
+        return A, B, out[: M * N].reshape(M, N), past_end, facts
+
+    # -- the checks ---------------------------------------------------------
+    def ready(self):
+        """False (with a FAIL line) when the stage's functions are missing or still stubs."""
+        missing = [n for n in (self.stage.kernel, self.stage.launcher) if n not in self.ns]
+        if missing:
+            self.add("the stage's functions are defined", False,
+                     f"{' and '.join(missing)} not found: run the cells above that define them (keep their names).")
+            return False
+        if not L.is_cuda_kernel(self.ns[self.stage.kernel]):
+            self.add("the kernel is a CUDA kernel", False, f"{self.stage.kernel} is not a Numba CUDA kernel: "
+                                                           "decorate it with @cuda.jit.")
+            return False
+        sources = {n: _source(self.ns[n]) for n in (self.stage.kernel, self.stage.launcher)}
+        stubs = [n for n, text in sources.items() if unimplemented(text, (n,))]
+        if stubs:
+            self.add("your code is written", False,
+                     f"not implemented yet: {' and '.join(stubs)} still raise{'s' if len(stubs) == 1 else ''} "
+                     "NotImplementedError. Write the part marked TODO, run its cell, then this one again.")
+            return False
+        shortcuts = host_shortcuts("\n\n".join(sources.values()))
+        if shortcuts:
+            self.add("no host-side shortcuts", False,
+                     "the grader scores this whole stage 0 for these (the product must come from your kernel):\n"
+                     + "\n".join(shortcuts))
+        return True
+
+    def correctness(self):
+        for group, shapes in self.stage.sim_shape_groups(self.tile or 16).items():
+            lines, ok = [], True
+            for M, K, N in shapes:
+                try:
+                    A, B, C, past_end, _ = self.launch(M, K, N)
+                except Exception as exc:
+                    ok = False
+                    lines.append(f"{M}x{K} @ {K}x{N}: {_explain(exc)}")
+                    break
+                passed, message = verdicts.check_output(C, A, B, self.tol, self.tile)
+                if past_end:
+                    passed = False
+                    message += (f"\n{past_end} values were written past the end of C: threads outside C store "
+                                "anyway. Guard the store with `if row < M and col < N`.")
+                ok &= passed
+                lines.append(message)
+            self.add(f"correct results: {group}", ok, "\n".join(lines))
+
+    def instruments(self):
+        """Replay one product with the simulator's instruments on; judge what the grader judges."""
+        from . import siminstruments as si
+        t = self.tile or 16
+        # one to four blocks: the simulator runs one Python thread per CUDA thread
+        n = {"naive": 16, "tiled": 2 * t, "tiled_general": 2 * t, "tiled_transposed": t}.get(self.stage.name, 32)
+        try:
+            A, B, C, _, facts = self.launch(n, n, n, instrument=True)
+        except Exception as exc:
+            self.add("simulator instruments", False, "the instrumented run failed: " + _explain(exc))
+            return
+        self.report.figures["instruments"] = {"n": n, "tile": self.tile, "global_loads": facts.get("global_loads"),
+                                              "bank_conflicts": facts.get("bank_conflicts")}
+        if "races" in self.points:
+            self.add("no shared-memory races (simulator race detector)", *si.judge_races(facts))
+        if "bank_conflicts" in self.points:
+            self.add("no shared-memory bank conflicts (simulator bank counter)", *si.judge_bank_conflicts(facts))
+        if "data_reuse" in self.points:
+            self.add("each global load of A and B reused at least TILE/2 times",
+                     *si.judge_data_reuse(facts, t, self.cfg["structure"]["reuse_fraction"]))
+
+    def timings(self):
+        """Median milliseconds of the student's kernel and the references over GPU_SIZES."""
+        np, cuda = self.np, self.cuda
+        from .references import REFERENCES
+        refs = ["naive_coalesced"] + (["transposed_unpadded"] if self.stage.padded_b else [])
+        rows = {"yours": []}
+        rows.update({r: [] for r in refs})
+        sizes = [n for n in GPU_SIZES if not self.stage.square_tiles_only or n % (self.tile or 16) == 0]
+        start, end = cuda.event(), cuda.event()
+        for n in sizes:
+            A, B, dA, dB = self.inputs(n, n, n)
+            dC = cuda.device_array((n, n), np.float32)
+            recorded = L.record_launches(self.module, self.stage.launcher, dA, dB, dC)
+            L.validate(recorded, self.stage.kernel, dA, dB, dC)
+            runs = {"yours": lambda: L.replay(recorded)}
+            runs.update({r: (lambda f=REFERENCES[r]: f(dA, dB, dC)) for r in refs})
+            for name, run in runs.items():
+                run()
+                cuda.synchronize()
+                samples = []
+                for _ in range(GPU_REPEATS):
+                    start.record()
+                    run()
+                    end.record()
+                    end.synchronize()
+                    samples.append(cuda.event_elapsed_time(start, end))
+                rows[name].append(float(np.median(samples)))
+        return {"sizes": sizes, "ms": rows}
+
+    # -- the plot -------------------------------------------------------------
+    def plot(self):
+        try:
+            import matplotlib
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("(matplotlib is not installed: no plot)")
+            return
+        if self.sim:
+            fig = self._reuse_figure(plt)
+        else:
+            try:
+                self.report.figures["timings"] = timings = self.timings()
+            except Exception as exc:
+                print("timing plot not drawn: " + _explain(exc))
+                return
+            fig = self._timing_figure(plt, timings)
+        if fig is None:
+            return
+        try:
+            from IPython.display import display
+            display(fig)
+        except ImportError:
+            if matplotlib.get_backend().lower() != "agg":
+                plt.show()
+        plt.close(fig)
+
+    def _reuse_figure(self, plt):
+        inst = self.report.figures.get("instruments")
+        g = (inst or {}).get("global_loads")
+        if not g or not g.get("loads_per_output"):
+            return None
+        banks = [r for r in inst.get("bank_conflicts") or [] if r["access"] == "load"]
+        panels = 2 if self.stage.padded_b and banks else 1
+        fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.4), squeeze=False)
+        ax = axes[0][0]
+        naive, yours = g["naive_loads_per_output"], g["loads_per_output"]
+        names, values, colors = ["naive (2K)", "your kernel"], [naive, yours], ["#bbbbbb", "#1f77b4"]
+        if self.tile:
+            names.append(f"tiled by {self.tile} (2K/TILE)")
+            values.append(naive / self.tile)
+            colors.append("#2ca02c")
+        ax.bar(names, values, color=colors)
+        for i, v in enumerate(values):
+            ax.text(i, v, f"{v:g}", ha="center", va="bottom")
+        ax.set_ylim(0, max(values) * 1.15)
+        ax.set_ylabel("global loads per output element")
+        n = inst["n"]
+        ax.set_title(f"Global traffic at {n}x{n}x{n} (simulator count)")
+        if panels == 2:
+            ax = axes[0][1]
+            labels = [f"{r['array'].split(' (')[0]} load, line {r['line']}" for r in banks] + ["unpadded sBT, for comparison"]
+            degrees = [r["mean_degree"] for r in banks] + [32]
+            colors = ["#2ca02c" if d < 2 else "#d62728" for d in degrees[:-1]] + ["#bbbbbb"]
+            ax.barh(labels, degrees, color=colors)
+            for i, d in enumerate(degrees):
+                ax.text(d, i, f" {d:g}-way", va="center")
+            ax.set_xlim(0, 40)
+            ax.set_xlabel("mean bank-conflict degree of a warp's load (1 = none)")
+            ax.set_title("Shared-memory loads (simulator bank counter)")
+        fig.tight_layout()
+        return fig
+
+    def _timing_figure(self, plt, timings):
+        fig, ax = plt.subplots(figsize=(6, 3.8))
+        for name, ms in timings["ms"].items():
+            tflops = [2 * n ** 3 / (t * 1e-3) / 1e12 for n, t in zip(timings["sizes"], ms)]
+            ax.plot(timings["sizes"], tflops, marker="o", label=name, lw=2.5 if name == "yours" else 1.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N (square matrices)")
+        ax.set_ylabel("TFLOP/s (median of %d runs)" % GPU_REPEATS)
+        ax.set_title(f"Stage {self.stage.number}: your kernel against the references")
+        ax.legend()
+        fig.tight_layout()
+        return fig
+
+
+def check(stage_name, namespace=None, plot=True, seed=None):
+    """Run stage `stage_name`'s self-checks on the functions in `namespace` (default: the caller's globals).
+
+    Prints one PASS/FAIL line per check with the grader's explanation, draws the
+    plot, and returns a SelfCheck. Never raises for what the student's code does."""
+    stage = find(stage_name)
+    if namespace is None:
+        namespace = inspect.currentframe().f_back.f_globals
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        quiet_numba_warnings()
+        run = _Run(stage, namespace, seed)
+        print(f"Self-check of stage {stage.number} ({stage.title}) in the "
+              f"{'CUDA simulator (no GPU)' if run.sim else 'GPU'}"
+              + (f", TILE = {run.tile}" if run.tile else "") + ":")
+        if run.ready():
+            run.correctness()
+            if run.sim:
+                run.instruments()
+            if plot:
+                run.plot()
+    report = run.report
+    n = sum(1 for _, ok, _ in report.results if ok)
+    verdict = ("all passed" if report.passed else f"{len(report.results) - n} failed")
+    print(f"{n} of {len(report.results)} self-checks passed ({verdict}, {time.perf_counter() - started:.1f} s). "
+          "This is not your grade: `make grade` grades the notebook in separate processes, with more checks"
+          + (" (a GPU compile, and speed on a GPU)." if run.sim else " (speed, racecheck, ncu)."))
+    return report
+
+
+__all__ = ["check", "SelfCheck", "quiet_numba_warnings"]

@@ -1,0 +1,233 @@
+"""Grade a student's repository the way the GitHub Classroom workflow does (classroom/grade.sh runs this).
+
+    python -m classroom.grade STUDENT_DIR --out DIR [--device gpu|sim|auto] [--stages "naive tiled"]
+                              [--results PATH] [--student NAME] [--seed N]
+
+1. For each stage, picks the file to grade (``pick_files``): ``exercises/<module>.py``
+   when its TODOs are filled in, else ``notebooks/<module>.ipynb`` when that one's are,
+   else the unchanged stub (0 points, "not implemented yet"). A top-level
+   ``<module>.py`` / ``.ipynb`` (a Gradescope upload) or any other file of the
+   student's that defines that stage alone counts too.
+2. Copies the picked files into a scratch folder and runs the grading engine's own
+   command line in a child process: ``python -m autograder grade FOLDER --device D
+   --results OUT/results.json``.
+3. Writes into OUT: results.json (Gradescope format), classroom.json (GitHub
+   Classroom's runner result), summary.md (the job summary) and feedback.html.
+4. Under GitHub Actions it also appends ``result=<base64 of classroom.json>`` to
+   ``$GITHUB_OUTPUT`` (the reporter step reads it) and summary.md to
+   ``$GITHUB_STEP_SUMMARY``.
+
+Exit status 0 whenever results.json was written, whatever the score: a grading
+engine that did not finish is written as an error result worth 0 points. 2 when
+the arguments are wrong.
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import ROOT
+from . import report
+
+ASSIGNMENT = "matmul"
+SEARCH = ("exercises", "", "notebooks")       # student folders searched for a stage's file, in this order
+
+
+def _source(path):
+    from autograder.submission import SubmissionError, read_source
+    try:
+        return read_source(path)
+    except SubmissionError:
+        return None
+
+
+def is_implemented(stage, source):
+    """True when neither the stage's kernel nor its launcher still raises NotImplementedError."""
+    from autograder.submission import unimplemented
+    return source is not None and not unimplemented(source, [stage.kernel, stage.launcher])
+
+
+def _candidates(student_dir, stage):
+    """The student's files that may hold `stage`, most likely first."""
+    from autograder.submission import stages_in
+    named = [os.path.join(student_dir, "exercises", stage.module + ".py"),
+             os.path.join(student_dir, stage.module + ".py"),
+             os.path.join(student_dir, "notebooks", stage.module + ".ipynb"),
+             os.path.join(student_dir, stage.module + ".ipynb")]
+    found = [p for p in named if os.path.isfile(p)]
+    for folder in SEARCH:
+        folder = os.path.join(student_dir, folder)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if path in found or name.startswith(".") or not name.endswith((".py", ".ipynb")) \
+                    or not os.path.isfile(path):
+                continue
+            source = _source(path)
+            if source is not None and stages_in(source, path) == [stage]:
+                found.append(path)
+    return found
+
+
+def pick_files(student_dir, stages, stubs_dir=None):
+    """[(stage, path, rel, note)]: the file graded for each stage, its path in the student's
+    repository ("" for the released stub) and a note for the summary ("" or why).
+
+    The first candidate whose TODOs are filled in wins; with none, the first
+    candidate (a stub); with no candidate at all, the released stub from
+    ``stubs_dir`` (the grader's exercises/), so the stage still shows its points."""
+    stubs_dir = stubs_dir or os.path.join(ROOT, "exercises")
+    picked = []
+    for stage in stages:
+        found = _candidates(student_dir, stage)
+        done = [p for p in found if is_implemented(stage, _source(p))]
+        note = ""
+        if done or found:
+            path = (done or found)[0]
+            rel = os.path.relpath(path, student_dir)
+            if len(done) > 1:
+                note = f"also filled in, not graded: {', '.join(os.path.relpath(p, student_dir) for p in done[1:])}"
+        else:
+            path, rel = os.path.join(stubs_dir, stage.filename), ""
+            note = f"no file of this stage found: graded the released stub {stage.filename}"
+        picked.append((stage, path, rel, note))
+    return picked
+
+
+def _hash(paths):
+    h = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def error_results(message, stages, device, cfg):
+    """A results.json for a run that did not finish: 0 of the stages' points in this tier."""
+    total = 0.0
+    for stage in stages:
+        points = cfg["stages"][stage.name]["points"]
+        total += sum(v for k, v in points.items() if device == "gpu" or k != "speed")
+    return {"score": 0, "max_score": total, "output": f"Grading did not finish: {message}", "tests": [],
+            "execution_time": 0, "visibility": "visible", "stdout_visibility": "hidden",
+            "extra_data": {"device": device, "provisional": device != "gpu", "stages": [s.name for s in stages],
+                           "error": message}}
+
+
+def run_engine(folder, device, results_path, seed=None):
+    """``python -m autograder grade FOLDER ...`` in a child process; returns (exit status, stderr)."""
+    cmd = [sys.executable, "-m", "autograder", "grade", folder, "--device", device, "--results", results_path]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    sys.stdout.flush()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(proc.stderr)
+    return proc.returncode, proc.stderr
+
+
+def _append(path, text):
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+
+def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, student=None, seed=None):
+    """Grade one student's repository; write every output; return the results dict."""
+    import json
+
+    from autograder import config as config_mod
+    from autograder import grading
+    from autograder.results import write_json_atomic
+    from autograder.stages import STAGES
+
+    student_dir, out_dir = os.path.abspath(student_dir), os.path.abspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
+    stages = stages or STAGES
+    if device == "auto":
+        device = "gpu" if grading.gpu_available() else "sim"
+    cfg = config_mod.load()
+    student = student or os.environ.get("GITHUB_REPOSITORY", "").rsplit("/", 1)[-1] or os.path.basename(student_dir)
+
+    picked = pick_files(student_dir, stages)
+    files = {stage.name: rel for stage, _, rel, _ in picked if rel}
+    graded = {stage.name: " ".join(x for x in (rel, f"({note})" if note else "") if x)
+              for stage, _, rel, note in picked}
+    for stage in stages:
+        print(f"stage {stage.name}: grading {graded[stage.name]}")
+    for name in ("classroom.json", "summary.md", "feedback.html", results_path):
+        if os.path.exists(os.path.join(out_dir, name)):
+            os.remove(os.path.join(out_dir, name))
+    with tempfile.TemporaryDirectory(prefix="classroom-grade-") as scratch:
+        folder = os.path.join(scratch, "submission")
+        os.makedirs(folder)
+        for stage, path, _, _ in picked:
+            shutil.copyfile(path, os.path.join(folder, stage.module + os.path.splitext(path)[1]))
+        status, stderr = run_engine(folder, device, results_path, seed)
+    results = None
+    if status == 0 and os.path.isfile(results_path):
+        with open(results_path, encoding="utf-8") as f:
+            results = json.load(f)
+    else:
+        why = (stderr.strip().splitlines() or [f"the grading engine exited with status {status}"])[-1]
+        results = error_results(why, stages, device, cfg)
+        write_json_atomic(results_path, results)
+
+    payload = report.to_classroom(results, files)
+    write_json_atomic(os.path.join(out_dir, "classroom.json"), payload)
+    summary = report.job_summary(results, graded)
+    with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(summary)
+    try:
+        page = report.feedback_page(results, student, ASSIGNMENT, cfg, _hash([p for _, p, _, _ in picked]))
+    except Exception as exc:  # the page is a convenience: never lose the grade over it
+        print(f"warning: the course's feedback page failed ({exc!r}); writing a plain one", file=sys.stderr)
+        page = report.plain_page(results, student, ASSIGNMENT, f"plain page: the course's page failed: {exc!r}")
+    with open(os.path.join(out_dir, "feedback.html"), "w", encoding="utf-8") as f:
+        f.write(page)
+    _append(os.environ.get("GITHUB_OUTPUT"), f"result={report.encode(payload)}\n"
+                                             f"points={results['score']:g}/{results['max_score']:g}\n")
+    _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)
+    print(f"{student}: {results['score']:g} / {results['max_score']:g} points "
+          f"({'GPU tier' if device == 'gpu' else 'simulator tier, provisional'}); wrote "
+          f"{os.path.relpath(results_path)}, and classroom.json, summary.md, feedback.html in {os.path.relpath(out_dir)}")
+    return results
+
+
+def parse_stages(text):
+    from autograder.stages import find
+    names = text.replace(",", " ").split()
+    return [find(n) for n in names] if names else None
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m classroom.grade", description=__doc__.splitlines()[0])
+    p.add_argument("student_dir", help="the student's repository: the template plus their work")
+    p.add_argument("--out", required=True, help="folder for results.json, classroom.json, summary.md, feedback.html")
+    p.add_argument("--device", choices=["auto", "gpu", "sim"], default="sim",
+                   help="gpu: the GPU tier; sim: the simulator tier (provisional); default: %(default)s")
+    p.add_argument("--stages", default="", help="grade only these stages (names, space or comma separated)")
+    p.add_argument("--results", help="where results.json goes (default: OUT/results.json)")
+    p.add_argument("--student", help="name on the feedback page (default: the repository's name)")
+    p.add_argument("--seed", type=int, help="input seed (default: a secret random one)")
+    args = p.parse_args(argv)
+    if not os.path.isdir(args.student_dir):
+        print(f"error: {args.student_dir}: no such folder", file=sys.stderr)
+        return 2
+    try:
+        stages = parse_stages(args.stages)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    grade(args.student_dir, args.out, args.device, stages, args.results, args.student, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The grading command of the GitHub Classroom workflow (both jobs) and of tests/test_classroom.py:
+#
+#   GRADER/classroom/grade.sh STUDENT_DIR OUT_DIR gpu|sim
+#
+# STUDENT_DIR is the student's repository (the template plus their work), GRADER the
+# instructor's grader checkout this script lives in. OUT_DIR receives results.json,
+# classroom.json, summary.md and feedback.html (python -m classroom.grade says what each is).
+# Under GitHub Actions it also sets the step output `result` (GitHub Classroom's points)
+# and writes the job summary.
+#
+# Environment:
+#   GRADER_PYTHON  the Python of a venv holding GRADER/requirements.txt; default
+#                  GRADER/.venv/bin/python, made with `make -C GRADER venv` when missing
+#   STAGES         grade only these stages (names, space separated); default: all
+set -euo pipefail
+if [ $# -ne 3 ]; then
+    echo "usage: $0 STUDENT_DIR OUT_DIR gpu|sim" >&2
+    exit 2
+fi
+grader="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${GRADER_PYTHON:-}"
+if [ -z "$python" ]; then
+    [ -x "$grader/.venv/bin/python" ] || make -C "$grader" venv
+    python="$grader/.venv/bin/python"
+fi
+export PYTHONPATH="$grader${PYTHONPATH:+:$PYTHONPATH}"
+exec "$python" -m classroom.grade "$1" --out "$2" --device "$3" ${STAGES:+--stages "$STAGES"}

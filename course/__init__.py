@@ -1,0 +1,28 @@
+"""The course workflow on nbgrader: one module per verb.
+
+- ``python -m course.notebooks``   notebooks/*.py from solutions/ + notebooks/prose/ (``make notebooks``)
+- ``python -m course.release``     the nbgrader course folder and ``generate_assignment`` (``make release``)
+- ``python -m course.demo``        the demo course's submissions, from the release notebooks
+- ``python -m course.grade_class`` every submission through the grading engine (``make grade``)
+
+Grades come only from the grading engine (autograder.grading), which runs the
+student's code in separate processes; nothing run inside a notebook kernel is
+trusted for a grade. nbgrader provides the course layout, the release (solution
+stripping, locked cells) and the gradebook that ``nbgrader export`` and
+formgrader read.
+"""
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ASSIGNMENT = "matmul"              # the one nbgrader assignment: one notebook per stage
+BUILD_COURSE = os.path.join(ROOT, "build", "course")   # default course folder of `make release`
+DEMO_COURSE = os.path.join(ROOT, "demo_course")        # default course folder of `make grade`
+
+
+def use_venv_tools():
+    """Put this interpreter's bin folder on PATH: nbgrader's Gradebook runs the `alembic` command by name."""
+    import sys
+    folder = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if folder not in path.split(os.pathsep):
+        os.environ["PATH"] = folder + (os.pathsep + path if path else "")

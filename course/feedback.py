@@ -1,0 +1,147 @@
+"""What `make grade` shows: a feedback page per student, and the class summary.
+
+Everything here reads the per-student results (Gradescope-shaped results.json
+plus the ``extra_data["course"]`` record written by course.grade_class), so a
+page or the summary can be rebuilt from the stored results alone.
+"""
+import base64
+import html
+import io
+import re
+
+from autograder.stages import STAGES
+
+STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
+REUSE = re.compile(r"every loaded element is used ([\d.]+) times.*?at least ([\d.]+)", re.S)
+SPEEDUP = re.compile(r": ([\d.]+)x \(needs ([\d.]+)x")
+
+
+def checks_of(results):
+    """[(stage, key, status, name, score, max, output)] of a results dict (the real status, not Gradescope's)."""
+    rows = []
+    for t in results.get("tests", []):
+        stage, key, status = (t.get("tags") or ["", "", t.get("status", "failed")])[:3]
+        name = t["name"].split(": ", 1)[1] if t["name"].startswith("stage ") else t["name"]
+        rows.append((stage, key, status, name, t["score"], t["max_score"], t.get("output", "")))
+    return rows
+
+
+def _png(fig):
+    import matplotlib.pyplot as plt
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def stage_figure(results):
+    """PNG (base64) of the points per stage, plus data reuse (simulator) or speed-ups (GPU) where reported."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    course = results["extra_data"]["course"]
+    rows = checks_of(results)
+    extra = {}
+    for stage, key, status, name, score, max_score, output in rows:
+        m = REUSE.search(output) if key == "data_reuse" else SPEEDUP.search(output) if key == "speed" else None
+        if m:
+            extra[stage] = [float(v) for v in m.groups()]
+    panels = 2 if extra else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.4 * panels, 3.2), squeeze=False)
+    ax = axes[0][0]
+    names = [s.name for s in STAGES]
+    full = [course["gradebook_max"][n] for n in names]
+    got = [course["stage_scores"].get(n, 0.0) for n in names]
+    ax.bar(names, full, color="#e5e7eb", label="stage total (GPU tier)")
+    ax.bar(names, got, color="#2563eb", label="your points")
+    ax.set_ylabel("points")
+    ax.set_title("Points per stage")
+    ax.tick_params(axis="x", labelrotation=20)
+    ax.legend(fontsize=8)
+    if extra:
+        ax = axes[0][1]
+        stages = list(extra)
+        gpu = results["extra_data"]["device"] == "gpu"
+        ax.bar(stages, [extra[s][0] for s in stages], color="#7c3aed" if gpu else "#059669", width=0.5)
+        ax.scatter(stages, [extra[s][1] for s in stages], color="k", marker="_", s=600, label="needed")
+        ax.set_ylabel("speed-up over the reference" if gpu else "uses of each loaded element")
+        ax.set_title("Speed (GPU, same run)" if gpu else "Data reuse (simulator load counter)")
+        ax.set_xlim(-0.75, len(stages) - 0.25)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def page(student, assignment, results):
+    """The feedback page of one student: what passed, what failed and why, and the figure."""
+    course = results["extra_data"]["course"]
+    e = html.escape
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(assignment)}: {e(student)}</title>",
+             "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+             "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem;"
+             "vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:.2rem 0;font-size:.85rem}"
+             ".tag{font-weight:bold}</style></head><body>",
+             f"<h1>{e(assignment)}: feedback for {e(student)}</h1>",
+             f"<p><b>{results['score']:g} points</b> of {results['max_score']:g} graded in this run "
+             f"({course['gradebook_total']:g} in the full GPU tier). {e(results['output'])}</p>"]
+    for problem in course.get("problems", []):
+        parts.append(f"<p style='color:#cf222e'><b>Not gradable:</b> {e(problem)}</p>")
+    if results.get("tests"):
+        parts.append(f"<img alt='points per stage' src='data:image/png;base64,{stage_figure(results)}'>")
+    for stage in STAGES:
+        rows = [r for r in checks_of(results) if r[0] == stage.name]
+        if not rows:
+            continue
+        score = course["stage_scores"].get(stage.name, 0.0)
+        parts.append(f"<h2>Stage {stage.number}: {e(stage.title)} ({score:g} / "
+                     f"{course['gradebook_max'][stage.name]:g})</h2><table>"
+                     "<tr><th>result</th><th>points</th><th>check and why</th></tr>")
+        for _, key, status, name, got, max_score, output in rows:
+            label, color = STATUS.get(status, STATUS["failed"])
+            parts.append(f"<tr><td class='tag' style='color:{color}'>{label}</td><td>{got:g} / {max_score:g}</td>"
+                         f"<td>{e(name)}<pre>{e(output)}</pre></td></tr>")
+        parts.append("</table>")
+    parts.append(f"<p><small>Graded {e(course['graded_at'])} on the "
+                 f"{'GPU' if results['extra_data']['device'] == 'gpu' else 'CUDA simulator'} in "
+                 f"{results['execution_time']:g} s; submission {e(course['submission_sha256'][:12])}.</small></p>"
+                 "</body></html>")
+    return "\n".join(parts)
+
+
+def summary_table(rows):
+    """Text table: one line per student with per-stage points and the total."""
+    names = [s.name for s in STAGES]
+    head = ["student"] + names + ["total", "of", "note"]
+    body = [[r["student"]] + [f"{r['stages'].get(n, 0):g}" for n in names]
+            + [f"{r['score']:g}", f"{r['max_score']:g}", r["note"]] for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def histogram_text(scores, max_score, bins=5):
+    """A text histogram of total scores in `bins` equal ranges of 0..max_score."""
+    if not scores or not max_score:
+        return "(no scores)"
+    counts = [0] * bins
+    for s in scores:
+        counts[min(bins - 1, int(bins * s / max_score))] += 1
+    lines = []
+    for i, c in enumerate(counts):
+        lo, hi = max_score * i / bins, max_score * (i + 1) / bins
+        lines.append(f"{lo:5.1f} - {hi:5.1f} {'] ' if i == bins - 1 else ') '}{'#' * c} {c}")
+    return "\n".join(lines)
+
+
+def histogram_png(path, scores, max_score, bins=5):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.hist(scores, bins=bins, range=(0, max_score or 1), color="#2563eb", edgecolor="white")
+    ax.set_xlabel(f"total points (of {max_score:g} graded)")
+    ax.set_ylabel("students")
+    ax.set_title("Class histogram")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

@@ -1,0 +1,83 @@
+"""Write the grading engine's scores into nbgrader's gradebook.
+
+Each stage notebook has one nbgrader task cell (``<module>-score``, see
+course.notebooks) whose points are the stage's total in autograder/config.toml.
+A stage's engine score goes into that cell's ``auto_score``; ``manual_score`` is
+left alone, so an instructor's override in formgrader wins and survives
+re-grading. ``nbgrader export`` then lists the engine's totals.
+"""
+import os
+import warnings
+
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from . import ASSIGNMENT, use_venv_tools
+from .notebooks import score_cell_id
+
+
+def course_directory(course):
+    """nbgrader's CourseDirectory of a course folder, configured by its nbgrader_config.py."""
+    from nbgrader.coursedir import CourseDirectory
+    course = os.path.abspath(course)
+    cfg = Config()
+    if os.path.isfile(os.path.join(course, "nbgrader_config.py")):
+        cfg = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
+    return CourseDirectory(config=cfg, root=course)
+
+
+def open_gradebook(coursedir):
+    from nbgrader.api import Gradebook
+    use_venv_tools()  # Gradebook runs `alembic` by name
+    return Gradebook(coursedir.db_url, coursedir.course_id or "default_course")
+
+
+def sync_assignment(gb, cfg, assignment=ASSIGNMENT):
+    """Make sure the assignment, its stage notebooks and their score cells exist with the config's points.
+
+    `nbgrader generate_assignment` records the same cells when the course folder was released; this
+    makes a course graded without a release (the demo) complete too."""
+    from autograder.stages import STAGES
+    gb.update_or_create_assignment(assignment)
+    for stage in STAGES:
+        gb.update_or_create_notebook(stage.module, assignment)
+        total = float(sum(cfg["stages"][stage.name]["points"].values()))
+        gb.update_or_create_task_cell(score_cell_id(stage), stage.module, assignment, max_score=total,
+                                      cell_type="markdown")
+
+
+def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT):
+    """Store one student's engine scores ({stage name: points}) and commit."""
+    with warnings.catch_warnings():
+        # nbgrader 0.9's add_submission trips SQLAlchemy 2's autoflush warnings; the rows are stored all the same
+        warnings.simplefilter("ignore", category=Warning)
+        _record(gb, student, stage_scores, timestamp, assignment)
+
+
+def _record(gb, student, stage_scores, timestamp, assignment):
+    from nbgrader.api import Grade, MissingEntry, SubmittedNotebook
+    from nbgrader.utils import parse_utc
+    from autograder.stages import STAGES
+    gb.update_or_create_student(student)
+    try:
+        submission = gb.find_submission(assignment, student)
+    except MissingEntry:
+        submission = gb.add_submission(assignment, student)
+    if timestamp:
+        submission.timestamp = parse_utc(timestamp)
+    for stage in STAGES:
+        cell = gb.find_task_cell(score_cell_id(stage), stage.module, assignment)
+        try:
+            grade = gb.find_grade(cell.name, stage.module, assignment, student)
+        except MissingEntry:  # the submission predates this notebook or cell: add the missing rows
+            try:
+                notebook = gb.find_submission_notebook(stage.module, assignment, student)
+            except MissingEntry:
+                notebook = SubmittedNotebook(notebook=gb.find_notebook(stage.module, assignment),
+                                             assignment=submission)
+                gb.db.add(notebook)
+            grade = Grade(cell_id=cell.id, notebook=notebook)
+            gb.db.add(grade)
+        grade.auto_score = float(stage_scores.get(stage.name, 0.0))
+        grade.needs_manual_grade = False
+    gb.db.commit()

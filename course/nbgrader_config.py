@@ -1,0 +1,23 @@
+# nbgrader configuration of a matmul course folder. `make release` copies this file
+# into the course folder (build/course/ by default) when the folder has none.
+# nbgrader reads it from the folder it runs in (nbgrader generate_assignment, export,
+# formgrader); `make grade` writes into the gradebook named by CourseDirectory.db_url.
+c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+# The course's name in nbgrader (exchange folders, formgrader titles).
+c.CourseDirectory.course_id = "matmul"
+
+# The gradebook is nbgrader's default, COURSE/gradebook.db; `make grade` writes the grading
+# engine's scores into the gradebook that CourseDirectory.db_url names (set it here to move it).
+
+# What a solution region (### BEGIN SOLUTION ... ### END SOLUTION) becomes in the
+# student's notebook: the course's one stub shape, the same as in exercises/.
+c.ClearSolutions.code_stub = {
+    "python": '# TODO: implement this part.\nraise NotImplementedError("not implemented yet")',
+}
+
+# Never release the grader's own files or generated output next to the notebooks.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "results.json"]
+
+# `nbgrader export` writes here unless given --to: grades.csv is `make grade`'s own table.
+c.ExportPlugin.to = "gradebook-export.csv"

@@ -1,0 +1,179 @@
+"""The course workflow: the demo course, `make grade` through the grading engine into
+nbgrader's gradebook, re-runs and interruptions."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+from autograder import config, grading
+from autograder.stages import STAGES
+from course import ASSIGNMENT, DEMO_COURSE, demo, grade_class, use_venv_tools
+from coursekit import ROOT, released_course  # noqa: F401 (fixture)
+
+
+def test_demo_submissions_are_current(released_course, tmp_path):
+    demo.write_demo(str(released_course / "release" / ASSIGNMENT), str(tmp_path))
+    stored = os.path.join(DEMO_COURSE, "submitted")
+    made = tmp_path / "submitted"
+    assert sorted(os.listdir(stored)) == sorted(os.listdir(made)) == sorted(s.name for s in demo.STUDENTS)
+    for student in os.listdir(made):
+        names = sorted(os.listdir(made / student / ASSIGNMENT))
+        assert sorted(os.listdir(os.path.join(stored, student, ASSIGNMENT))) == names
+        for name in names:
+            with open(os.path.join(stored, student, ASSIGNMENT, name), encoding="utf-8") as f:
+                assert f.read() == (made / student / ASSIGNMENT / name).read_text(encoding="utf-8"), \
+                    f"demo_course/submitted/{student}/{ASSIGNMENT}/{name} is stale: run `make notebooks`"
+
+
+def copy_course(src, dest):
+    os.makedirs(dest, exist_ok=True)
+    for name in ("nbgrader_config.py", "autograder.toml"):
+        if os.path.exists(os.path.join(src, name)):
+            shutil.copy(os.path.join(src, name), dest)
+    shutil.copytree(os.path.join(src, "submitted"), os.path.join(dest, "submitted"))
+
+
+def results_of(course, student):
+    with open(os.path.join(course, "feedback", student, ASSIGNMENT, "results.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.slow
+def test_make_grade_gives_each_demo_student_the_expected_score(tmp_path):
+    course = str(tmp_path / "course")
+    copy_course(DEMO_COURSE, course)
+    cmd = [sys.executable, "-m", "course.grade_class", course, "--device", "sim"]
+    started = time.perf_counter()
+    first = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    seconds = time.perf_counter() - started
+    print(f"make grade on the demo course took {seconds:.0f} s")
+    assert first.returncode == 0, first.stdout + first.stderr
+    totals = {}
+    for student in demo.STUDENTS:
+        data = results_of(course, student.name)
+        got = data["extra_data"]["course"]["stage_scores"]
+        assert {k: round(v, 4) for k, v in got.items()} == student.expected, (student.name, student.story)
+        assert data["score"] == student.expected_total
+        totals[student.name] = student.expected_total
+        page = open(os.path.join(course, "feedback", student.name, ASSIGNMENT, "index.html"), encoding="utf-8").read()
+        assert "data:image/png;base64," in page and "PASS" in page
+        assert os.path.isfile(os.path.join(course, "autograded", student.name, ASSIGNMENT, "s1_naive.ipynb"))
+    pages = {s.name: open(os.path.join(course, "feedback", s.name, ASSIGNMENT, "index.html"), encoding="utf-8").read()
+             for s in demo.STUDENTS}
+    assert "copy_to_host" in pages["dee"] and "race" in pages["cy"] and "did not finish within" in pages["eve"]
+    with open(os.path.join(course, "grades.csv"), encoding="utf-8") as f:
+        assert {r["student"]: float(r["score"]) for r in csv.DictReader(f)} == totals
+    assert os.path.getsize(os.path.join(course, "grades-histogram.png")) > 1000
+    assert "student" in first.stdout and "Histogram" in first.stdout
+
+    # nbgrader's own export reads the same scores from the gradebook
+    use_venv_tools()
+    export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=course,
+                            capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout + export.stderr
+    with open(os.path.join(course, "gradebook-export.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["student_id"]: float(r["score"]) for r in rows} == totals
+    gpu_total = sum(sum(s["points"].values()) for s in config.load()["stages"].values())
+    assert {float(r["max_score"]) for r in rows} == {gpu_total}
+
+    # formgrader's view of the course (nbgrader's own API behind its pages) shows the same
+    from nbgrader.apps.api import NbGraderAPI
+    from course.gradebook import course_directory
+    coursedir = course_directory(course)
+    api = NbGraderAPI(coursedir, config=coursedir.config)
+    assert api.get_assignment(ASSIGNMENT)["num_submissions"] == len(totals)
+    assert {s["student"]: s["score"] for s in api.get_submissions(ASSIGNMENT)} == totals
+    assert not any(s["needs_manual_grade"] for s in api.get_submissions(ASSIGNMENT))
+
+    # a second run grades nothing: every submission is unchanged
+    stamps = {s.name: results_of(course, s.name)["extra_data"]["course"]["graded_at"] for s in demo.STUDENTS}
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "grading 0 on" in again.stdout, again.stdout + again.stderr
+    assert {s: results_of(course, s)["extra_data"]["course"]["graded_at"] for s in stamps} == stamps
+
+
+class FakeEngine:
+    """Stands in for grading.grade: one point per stage, or an interrupt while grading one student."""
+
+    def __init__(self, interrupt_at=None):
+        self.calls, self.interrupt_at = [], interrupt_at
+
+    def __call__(self, folder, device="auto", seed=None, cfg=None, progress=None, stage=None):
+        student = folder.split(os.sep)[-2]
+        self.calls.append(student)
+        if student == self.interrupt_at:
+            raise KeyboardInterrupt
+        report = grading.Report(folder, device, seed or 0)
+        for s in STAGES:
+            report.stages.append(s.name)
+            report.checks.append(grading.Check(s.name, "correct", "correct results", 6, 1.0, grading.PASSED, "ok"))
+        return report
+
+
+def small_course(root, students):
+    for student in students:
+        folder = os.path.join(root, "submitted", student, ASSIGNMENT)
+        os.makedirs(folder)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"# {student}'s work")])
+        nbformat.write(nb, os.path.join(folder, "s1_naive.ipynb"))
+    return root
+
+
+def gradebook_scores(course):
+    from nbgrader.api import Gradebook
+    use_venv_tools()
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gb:
+        return {s.student.id: s.score for s in gb.find_assignment(ASSIGNMENT).submissions}
+
+
+def test_interrupted_run_keeps_finished_grades_and_reruns_only_what_changed(tmp_path, monkeypatch):
+    course = small_course(str(tmp_path), ["a", "b", "c"])
+    engine = FakeEngine(interrupt_at="b")
+    monkeypatch.setattr(grading, "grade", engine)
+    out = open(os.devnull, "w")
+    with pytest.raises(KeyboardInterrupt):
+        grade_class.ClassGrader(course, device="sim", out=out).run()
+    assert engine.calls == ["a", "b"]
+    assert gradebook_scores(course) == {"a": 5.0}  # a's grade was committed before b was interrupted
+    assert os.path.exists(os.path.join(course, "feedback", "a", ASSIGNMENT, "results.json"))
+    assert not os.path.exists(os.path.join(course, "feedback", "b", ASSIGNMENT, "results.json"))
+
+    engine.interrupt_at, engine.calls = None, []
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 2
+    assert engine.calls == ["b", "c"]
+    assert gradebook_scores(course) == {"a": 5.0, "b": 5.0, "c": 5.0}
+
+    engine.calls = []
+    with open(os.path.join(course, "submitted", "c", ASSIGNMENT, "s1_naive.ipynb"), "a", encoding="utf-8") as f:
+        f.write("\n")  # a changed submission
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 1 and engine.calls == ["c"]
+    engine.calls = []
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 0 and engine.calls == []
+    assert grade_class.ClassGrader(course, device="sim", force=True, out=out).run() == 3
+
+
+def test_submission_without_notebooks_is_recorded_as_not_gradable(tmp_path):
+    course = str(tmp_path)
+    os.makedirs(os.path.join(course, "submitted", "zed", ASSIGNMENT))
+    assert grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w")).run() == 1
+    data = results_of(course, "zed")
+    assert data["score"] == 0 and "found no file defining" in data["extra_data"]["course"]["problems"][0]
+    assert gradebook_scores(course) == {"zed": 0.0}
+
+
+def test_course_overrides_are_limited_to_known_limits(tmp_path):
+    (tmp_path / "autograder.toml").write_text("[limits]\ncheck_timeout_s = 12\n")
+    assert grade_class.load_config(str(tmp_path))["limits"]["check_timeout_s"] == 12
+    (tmp_path / "autograder.toml").write_text("[stages.naive]\npoints = { correct = 100 }\n")
+    with pytest.raises(grade_class.CourseError, match="cannot be overridden"):
+        grade_class.load_config(str(tmp_path))
+    (tmp_path / "autograder.toml").write_text("[limits]\ncheck_timeout = 12\n")
+    with pytest.raises(grade_class.CourseError, match="no key 'check_timeout'"):
+        grade_class.load_config(str(tmp_path))
