@@ -1,7 +1,7 @@
 """`make gpu-check`: the whole GPU verification in one scripted run.
 
 Parts (all by default; pick with --part): the GPU-tier test suite
-(tests/test_gpu_tier.py: solutions, stubs and known-bad kernels), the
+(every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
 challenge's optimisation ladder against cuBLAS, verdict stability (the same
 speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
 the agreement of the simulator's instruments with racecheck and ncu. It prints
@@ -25,6 +25,8 @@ from .stages import find
 from .submission import collect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
+GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py"]
 SPIN_TEMPLATE = '''
 
 @cuda.jit
@@ -59,11 +61,11 @@ def environment():
 
 def part_tests():
     started = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rA", "tests/test_gpu_tier.py", "-p", "no:cacheprovider"],
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rA", "-m", "gpu", *GPU_TEST_FILES, "-p", "no:cacheprovider"],
                        cwd=ROOT, capture_output=True, text=True)
     print(p.stdout[-12000:], p.stderr[-3000:])
     summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "no output"
-    return f"### GPU-tier test suite\n\n`pytest tests/test_gpu_tier.py`: {summary} ({time.perf_counter() - started:.0f} s)\n\n```\n" \
+    return f"### GPU-tier test suite\n\n`pytest -m gpu {' '.join(GPU_TEST_FILES)}`: {summary} ({time.perf_counter() - started:.0f} s)\n\n```\n" \
            + "\n".join(ln for ln in p.stdout.splitlines() if ln.startswith(("  ", "GPU tier", "leaderboard", "PASSED", "FAILED", "SKIPPED", "ERROR"))) + "\n```\n"
 
 

@@ -28,7 +28,9 @@ What a child sees (bwrap and unshare: a fresh root file system, read-only)
   /tmp (also HOME, TMPDIR, cwd): an empty tmpfs of ``scratch_bytes``;
   /proc of its own PID namespace; /dev with null, zero, random, urandom, tty;
   on the GPU tier also /dev/nvidia*; for a tool wrapper (compute-sanitizer,
-  ncu) the tool's folder and the root-only folder its log goes to.
+  ncu) the tool's installation and, at the log path the grader chose, a
+  file of the child's own that is copied back afterwards. The tool runs as
+  the child's uid (compute-sanitizer and ncu lose a target of another uid).
   No network: the network namespace has only a loopback device that is down.
 
 Who it runs as
@@ -40,8 +42,9 @@ Who it runs as
 
 Limits (setrlimit, config.toml [limits]): CPU seconds (cpu_s), file size
 (file_bytes: caps the output log too), processes and threads (processes),
-no core dumps, and for simulator children an address-space limit. GPU
-children get no RLIMIT_AS: CUDA initialisation fails under 8 GiB or less.
+memory (data_bytes: RLIMIT_DATA, which CUDA tolerates), no core dumps, and
+for simulator children an address-space limit. GPU children get no RLIMIT_AS:
+CUDA initialisation fails under 8 GiB or less.
 
 What comes back: stdout and stderr go to a log file outside the sandbox (the
 tail is kept for the report); the result is /job/result.npz. A result that is
@@ -81,6 +84,7 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf",
              "alternatives")
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+TOOL_DIRS = ("/opt/nvidia",)  # Nsight Compute: the toolkit's `ncu` is a script that looks for it there
 DEFAULTS = {"sandbox": "auto", "processes": 2048, "scratch_bytes": 256 * 2**20}
 START_ERRORS = ("bwrap:", "unshare:", "mount:", "chroot:", "setpriv:", "env:", "sandbox:")
 
@@ -93,6 +97,7 @@ class ChildResult:
     log: str = ""           # the capped tail of the child's stdout and stderr
     seconds: float = 0.0
     sandbox: str = ""       # the backend that ran it: bwrap, unshare or none
+    uid: int = None         # the uid it ran as, when the grader could give it one of its own
 
 
 def _limit(limits, key):
@@ -117,8 +122,11 @@ def _host_paths():
     return paths
 
 
-def view(files, device, wrapper=(), scratch_bytes=DEFAULTS["scratch_bytes"]):
-    """The sandbox's file system as a list of (op, source, destination)."""
+def view(files, device, wrapper=(), scratch_bytes=DEFAULTS["scratch_bytes"], outputs=()):
+    """The sandbox's file system as a list of (op, source, destination).
+
+    files: {name: host path} shown as /job/<name> (result.npz writable); outputs: (host file, path
+    inside) pairs the child may write, such as a tool's log."""
     entries, bound = [], []
 
     def ro(path):
@@ -149,11 +157,10 @@ def view(files, device, wrapper=(), scratch_bytes=DEFAULTS["scratch_bytes"]):
         entries += [("dev", p, p) for p in sorted(glob.glob("/dev/nvidia*"))]
     if wrapper:
         ro(os.path.dirname(os.path.realpath(wrapper[0])))   # the tool's own installation
-        for arg in wrapper[1:]:  # the root-only folder a tool writes its log to (never a system folder)
-            folder = arg if os.path.isdir(arg) else os.path.dirname(arg)
-            if arg.startswith("/") and os.path.isdir(folder) and folder != "/" and not _under(folder, bound):
-                entries.append(("rw", folder, folder))
-                bound.append(folder)
+        for path in TOOL_DIRS:
+            if os.path.isdir(path):
+                ro(path)
+    entries += [("rw", host, dest) for host, dest in outputs]
     return entries
 
 
@@ -214,7 +221,9 @@ def unshare_argv(entries, inner, root_dir):
                 lines += [f": > {d}/{node}", f"mount --bind /dev/{node} {d}/{node}"]
         elif op == "symlink":
             lines += [f"mkdir -p {q(os.path.dirname(R + dest))}", f"ln -s {q(src)} {d}"]
-    lines += [f"mount -o remount,bind,ro {q(R)}", f"exec chroot {q(R)} env -C {BOX_TMP} " + " ".join(map(q, inner))]
+    # not exec: this shell stays PID 1, so the child can be killed by its own signals; like bwrap's
+    # init it then exits 128 + the signal's number
+    lines += [f"mount -o remount,bind,ro {q(R)}", f"chroot {q(R)} env -C {BOX_TMP} " + " ".join(map(q, inner))]
     return [shutil.which("unshare") or "unshare", "--mount", "--net", "--ipc", "--uts", "--pid", "--fork",
             "--kill-child", "--propagation", "private", "--", "/bin/sh", "-c", "\n".join(lines), "sandbox"]
 
@@ -241,7 +250,7 @@ def backend(choice="auto"):
         if choice not in _probed:
             _probed[choice] = _choose(choice)
         name, why = _probed[choice]
-        if name != "bwrap" and not _warned:
+        if name in ("unshare", "none") and not _warned:
             _warned.append(True)
             what = ("children run WITHOUT ANY SANDBOX (rlimits only): student code can read every file this "
                     "user can, use the network and signal the grader" if name == "none" else
@@ -253,23 +262,19 @@ def backend(choice="auto"):
 
 
 def _choose(choice):
+    """Probe the backends this setting allows, best first; only "auto" may end with no sandbox."""
     if choice == "none":
         return "none", "sandbox = \"none\" in config.toml"
-    why = ""
-    if choice in ("auto", "bwrap"):
-        ok, why = _probe("bwrap")
-        if ok:
-            return "bwrap", ""
-        if choice == "bwrap":
-            return "unavailable", why
-    if choice in ("auto", "unshare"):
-        ok, why2 = _probe("unshare")
-        if ok:
-            return "unshare", why or "sandbox = \"unshare\" in config.toml"
-        why = "; ".join(w for w in (why, why2) if w)
-    if choice not in ("auto", "unshare"):
-        return "unavailable", f"unknown sandbox setting {choice!r} (auto, bwrap, unshare or none)"
-    return "none", why
+    if choice not in ("auto", "bwrap", "unshare"):
+        return "unavailable", f"unknown sandbox setting {choice!r}: auto, bwrap, unshare or none"
+    reasons = []
+    for name in ("bwrap", "unshare"):
+        if choice in ("auto", name):
+            ok, why = _probe(name)
+            if ok:
+                return name, "; ".join(reasons) or ("" if name == "bwrap" else "sandbox = \"unshare\" in config.toml")
+            reasons.append(why)
+    return ("none" if choice == "auto" else "unavailable"), "; ".join(reasons)
 
 
 def _probe(name):
@@ -300,6 +305,7 @@ class _Box:
         self.name, self.device, self.wrapper = name, device, tuple(wrapper)
         self.scratch_bytes = _limit(limits, "scratch_bytes")
         self.files = files
+        self.outputs = []  # (file in this box, the wrapper's path for it)
         self.uid = None
         self.slot_file = None
 
@@ -327,11 +333,32 @@ class _Box:
         self.files[name] = path
         return f"{BOX_JOB}/{name}" if self.name != "none" else path
 
+    def tool_outputs(self):
+        """A tool's log (a wrapper argument naming a file in a folder of the grader's) becomes a file of the
+        child's own, bound at that path and copied back by deliver(): the grader's folder stays unseen."""
+        for i, arg in enumerate(self.wrapper[1:]):
+            folder = os.path.dirname(arg)
+            if (arg.startswith("/") and os.path.isdir(folder) and not os.path.isdir(arg) and folder != "/"
+                    and not _under(folder, SYSTEM_DIRS + ("/etc", "/proc", "/sys", "/dev") + TOOL_DIRS)):
+                own = self.path(f"tool-output-{i}")
+                open(own, "wb").close()
+                os.chmod(own, 0o600)
+                if self.uid is not None:
+                    os.chown(own, self.uid, self.uid)
+                self.outputs.append((own, arg))
+
+    def deliver(self):
+        for own, path in self.outputs:
+            if os.path.getsize(own):
+                shutil.copyfile(own, path)
+
     def command(self, inner):
         if self.name == "none":
             return list(self.wrapper) + list(inner)
-        inner = list(self.wrapper) + (_setpriv(self.uid) if self.uid is not None else []) + list(inner)
-        entries = view(self.files, self.device, self.wrapper, self.scratch_bytes)
+        # the tool runs as the child's uid too: compute-sanitizer and ncu lose a target of another uid
+        inner = (_setpriv(self.uid) if self.uid is not None else []) + list(self.wrapper) + list(inner)
+        self.tool_outputs()
+        entries = view(self.files, self.device, self.wrapper, self.scratch_bytes, self.outputs)
         if self.name == "bwrap":
             return bwrap_argv(entries, inner, _is_root())
         os.mkdir(self.path("root"), 0o700)
@@ -417,13 +444,16 @@ def _limits(cfg, nproc):
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         if cfg.get("address_space_bytes"):
             resource.setrlimit(resource.RLIMIT_AS, (cfg["address_space_bytes"],) * 2)
+        if cfg.get("data_bytes"):  # heap and private memory; CUDA's address-space reservations are not counted
+            resource.setrlimit(resource.RLIMIT_DATA, (cfg["data_bytes"],) * 2)
     return apply
 
 
 def child_env(device, scratch):
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": scratch, "TMPDIR": scratch,
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "NUMBA_CACHE_DIR": scratch,
-           "LANG": "C.UTF-8"}
+           "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "4"}  # glibc's default, 8 arenas of 64 MiB per core, lets
+    # the simulator's thousand threads overrun the address-space limit on a many-core machine
     for key, value in os.environ.items():  # the GPU driver and toolkit location, nothing else
         if key.startswith(("CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "NUMBA_CUDA_")):
             env[key] = value
@@ -473,15 +503,19 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None):
             except subprocess.TimeoutExpired:
                 timed_out = True
             _kill_group(proc)
+        box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
-                             sandbox=name)
+                             sandbox=name, uid=box.uid)
         if timed_out:
             result.problem = (f"not gradable: the check did not finish within {timeout:.0f} s and was stopped: look "
                               "for a loop that never ends (a while loop whose condition never changes, or a barrier "
                               "not all threads reach)")
             return result
-        result.facts, result.arrays, result.problem = _read_result(box.path("result.npz"), nonce, proc.returncode,
-                                                                   limits, result.log)
+        code = proc.returncode
+        if name != "none" and code > 128 and code - 128 in signal.valid_signals():
+            code = 128 - code  # the sandbox's init reports a child killed by signal N as status 128 + N
+        result.facts, result.arrays, result.problem = _read_result(box.path("result.npz"), nonce, code, limits,
+                                                                   result.log)
         return result
     except OSError as exc:
         return ChildResult(problem=f"not gradable: the grader could not start the check ({exc})", sandbox=name,

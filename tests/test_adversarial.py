@@ -1,0 +1,552 @@
+"""Hostile submissions (issue 7): each attack gets the verdict it must get, and a
+good submission graded right after it still gets full marks.
+
+Two levels, see tests/adversarial/README.md:
+- graded: the whole grader, static scan included (`grade_text`);
+- sandbox only: `sandbox.run_child` on the file with the scan bypassed, once per
+  sandbox backend (bwrap, and the unshare fallback); a backend this machine
+  cannot run is skipped with the reason. The good submission after these runs
+  in the same backend as one child over every simulator shape of a grade
+  (`good_child_after`: a whole grade after each would double the suite's time).
+GPU-only cases are at the end, skipped with the reason where there is no GPU.
+"""
+import copy
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from autograder import grading, sandbox, stages, verdicts
+from conftest import ROOT, SOLUTIONS, by_key
+
+ADV = os.path.join(ROOT, "tests", "adversarial")
+NAIVE = stages.find("naive")
+BACKENDS = ("bwrap", "unshare")
+NO_GPU = "no NVIDIA GPU on this machine: GPU-tier adversarial case, run by `make gpu-check` on the GPU machine"
+
+
+def read(name, **fill):
+    with open(os.path.join(ADV, name), encoding="utf-8") as f:
+        text = f.read()
+    for key, value in fill.items():
+        text = text.replace(f"@@{key}@@", str(value))
+    assert "@@" not in text, f"{name}: placeholder left unfilled"
+    return text
+
+
+def require_backend(name):
+    got, why = sandbox.backend(name)
+    if got != name:
+        hint = " (install the Debian package bubblewrap: apt-get install -y bubblewrap)" if name == "bwrap" else ""
+        pytest.skip(f"the {name} sandbox cannot run here: {why}{hint}")
+
+
+def require_sandbox():
+    """Graded cases that attack the machine run only where the default setting gives a sandbox."""
+    got, why = sandbox.backend("auto")
+    if got == "none":
+        pytest.skip(f"no sandbox on this machine ({why}): this attack would reach the machine itself")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    require_backend(request.param)
+    return request.param
+
+
+def sim_limits(cfg, **extra):
+    limits = dict(cfg["limits"])
+    return {**limits, "address_space_bytes": limits["sim_address_space_bytes"], **extra}
+
+
+def run_module(tmp_path, cfg, text, backend, timeout=None, **limits):
+    """Run `text` as a stage-1 module in one sandboxed child (no static scan): (result, A, B)."""
+    folder = tmp_path / "module"
+    folder.mkdir(exist_ok=True)
+    path = folder / NAIVE.filename
+    path.write_text(text, encoding="utf-8")
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((5, 3)).astype(np.float32)
+    B = rng.standard_normal((3, 4)).astype(np.float32)
+    job = {"task": "run", "device": "sim", "module": NAIVE.module, "module_path": str(path),
+           "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "count": 1}
+    result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend, **limits), {"A0": A, "B0": B}, timeout=timeout)
+    assert result.sandbox == backend
+    return result, A, B
+
+
+def good_after(cfg, backend=None):
+    """Grade solutions/s1_naive.py now: it must get full marks."""
+    c = copy.deepcopy(cfg)
+    c["limits"]["jobs"] = 2
+    if backend:
+        c["limits"]["sandbox"] = backend
+    report = grading.grade(os.path.join(SOLUTIONS, NAIVE.filename), stage=NAIVE, device="sim", seed=99, cfg=c)
+    assert report.max_score > 0 and report.score == report.max_score, "\n".join(
+        f"{c.status} {c.name}: {c.output}" for c in report.checks)
+
+
+def good_child_after(cfg, backend):
+    """The naive solution right after, in the same sandbox: every simulator shape correct (one child, all
+    the shapes a grade runs: the cheap form of good_after for the sandbox-only cases)."""
+    rng = np.random.default_rng(11)
+    inputs = {}
+    shapes = [s for group in NAIVE.sim_shape_groups(16).values() for s in group]
+    for i, (M, K, N) in enumerate(shapes):
+        inputs[f"A{i}"] = rng.standard_normal((M, K)).astype(np.float32)
+        inputs[f"B{i}"] = rng.standard_normal((K, N)).astype(np.float32)
+    job = {"task": "run", "device": "sim", "module": NAIVE.module, "module_path": os.path.join(SOLUTIONS, NAIVE.filename),
+           "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "count": len(shapes)}
+    result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend), inputs)
+    assert not result.problem and result.sandbox == backend, result.problem
+    for i, facts in enumerate(result.facts["shapes"]):
+        assert "error" not in facts and not facts["writes_past_end"], facts
+        ok, message = verdicts.check_output(result.arrays[f"C{i}"], inputs[f"A{i}"], inputs[f"B{i}"],
+                                            cfg["grading"]["relative_error"], None)
+        assert ok, message
+    assert len(result.facts["shapes"]) == len(shapes)
+
+
+def assert_clean(result, *, held=0):
+    """Nothing the module tried got through, and it said so `held` times at least."""
+    assert "BROKEN" not in result.log, result.log
+    assert result.log.count("HELD") >= held, result.log
+
+
+def correct(result, A, B):
+    return (not result.problem and "error" not in result.facts["shapes"][0]
+            and np.allclose(result.arrays["C0"], A.astype(np.float64) @ B, atol=1e-5))
+
+
+def shortcut(report):
+    return [c for c in report.checks if c.key == "shortcuts"][0]
+
+
+def failed(report, key):
+    checks = by_key(report, key)
+    assert checks and all(c.status == "failed" and c.score == 0 for c in checks), \
+        " | ".join(f"{c.status}: {c.output}" for c in checks)
+    return "\n".join(c.output for c in checks)
+
+
+# -- output forgery --------------------------------------------------------------------
+
+def test_printed_fake_results_are_ignored(grade_text, cfg):
+    r = grade_text("naive", read("forge_print.py"))
+    assert "wrong" in failed(r, "correct") or "NaN" in failed(r, "correct")
+    assert r.score == by_key(r, "compiles")[0].score  # only the kernel's compile check passes
+    assert all("8 / 8" not in c.output for c in r.checks)
+    good_after(cfg)
+
+
+def test_fake_results_json_is_not_written(grade_text, cfg, tmp_path):
+    require_sandbox()
+    target = tmp_path / "results.json"
+    r = grade_text("naive", read("forge_results_json.py", RESULTS=target))
+    assert "open()" in shortcut(r).output and r.score == 0
+    failed(r, "correct")
+    assert not target.exists()
+    good_after(cfg)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("forge_result_file.py", "not written by the grader (forged or tampered output)"),
+    ("forge_result_pickle.py", "could not be read"),
+])
+def test_forged_result_file_is_not_gradable(tmp_path, cfg, backend, name, why):
+    result, _, _ = run_module(tmp_path, cfg, read(name), backend)
+    assert result.problem.startswith("not gradable: ") and why in result.problem, result.problem
+    assert not result.facts and not result.arrays
+    good_child_after(cfg, backend)
+
+
+def test_oversized_result_is_not_gradable(tmp_path, cfg, backend):
+    result, _, _ = run_module(tmp_path, cfg, read("forge_result_huge.py"), backend, result_bytes=2**20)
+    assert result.problem == "not gradable: the check's result was larger than any real result"
+    good_child_after(cfg, backend)
+
+
+# -- exits and kills ---------------------------------------------------------------------
+
+def test_killing_the_grader_fails(tmp_path, cfg, backend):
+    canary = subprocess.Popen(["sleep", "120"])  # a process of the grader's user, outside the sandbox
+    try:
+        result, A, B = run_module(tmp_path, cfg, read("kill_parent.py"), backend)
+        assert canary.poll() is None, "the child killed a process outside its sandbox"
+        assert "ALIVE after the kills" in result.log and "HELD: setuid root" in result.log, result.log
+        assert correct(result, A, B), result.problem or result.log  # the check itself ran normally
+    finally:
+        canary.kill()
+        canary.wait()
+    good_child_after(cfg, backend)
+
+
+def test_crash_is_reported_by_signal(tmp_path, cfg, backend):
+    result, _, _ = run_module(tmp_path, cfg, read("abort_self.py"), backend)
+    assert result.problem.startswith("not gradable: the check was killed by signal SIGSEGV"), result.problem
+    good_child_after(cfg, backend)
+
+
+# -- fake results ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, why", [
+    ("always_equal_return.py", "returned AlwaysEqual; it must write C and return None"),
+    ("always_equal_argument.py", "argument 2 of type AlwaysEqual"),
+    ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
+    ("object_dtype.py", "argument 2 of type ndarray"),
+])
+def test_fake_result_objects_fail(grade_text, cfg, name, why):
+    r = grade_text("naive", read(name))
+    assert why in failed(r, "correct")
+    if name in ("ndarray_subclass.py", "object_dtype.py"):
+        assert "numpy may only name dtypes" in shortcut(r).output
+    assert r.score <= by_key(r, "compiles")[0].max_score and not any(
+        c.status == "passed" for c in by_key(r, "correct"))
+    good_after(cfg)
+
+
+# -- tampering ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, flagged", [
+    ("patch_numpy.py", "np.allclose"),
+    ("patch_autograder.py", "imports autograder.verdicts"),
+])
+def test_patching_the_judges_changes_nothing(grade_text, cfg, name, flagged):
+    r = grade_text("naive", read(name))
+    assert flagged in shortcut(r).output and r.score == 0
+    failed(r, "correct")  # judged in the grader's process: the child's patches do not reach it
+    good_after(cfg)
+
+
+def test_rewriting_grader_files_fails(tmp_path, cfg, backend):
+    watched = [os.path.join(ROOT, "autograder", "verdicts.py"), os.path.join(ROOT, "autograder", "child.py"),
+               os.path.join(SOLUTIONS, NAIVE.filename), np.__file__]
+    before = {p: os.stat(p).st_mtime_ns for p in watched}
+    result, A, B = run_module(tmp_path, cfg, read("tamper_files.py", GRADER=ROOT), backend)
+    assert_clean(result, held=5)
+    assert correct(result, A, B), result.problem or result.log
+    assert {p: os.stat(p).st_mtime_ns for p in watched} == before
+    assert not glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "sitecustomize.py"))
+    good_child_after(cfg, backend)
+
+
+def test_shipped_conftest_sitecustomize_numpy_are_never_imported(tmp_path, cfg):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    for name in os.listdir(os.path.join(ADV, "shipped")):  # stored as NAME.py.txt: pytest would import a conftest.py
+        shutil.copy(os.path.join(ADV, "shipped", name), folder / name.removesuffix(".txt"))
+    shutil.copy(os.path.join(SOLUTIONS, NAIVE.filename), folder)
+    c = copy.deepcopy(cfg)
+    c["limits"]["jobs"] = 2
+    report = grading.grade(str(folder), device="sim", seed=5, cfg=c)
+    assert report.stages == ["naive"] and report.score == report.max_score > 0, [
+        (c.name, c.output) for c in report.checks if c.status == "failed"]
+
+
+# -- snooping and caching ----------------------------------------------------------------
+
+def test_snooping_finds_nothing(tmp_path, cfg, backend):
+    other = tmp_path / "other-student"
+    other.mkdir()
+    (other / "s1_naive.py").write_text("# another student's work\n")
+    os.chmod(tmp_path, 0o755)
+    text = read("snoop.py", GRADER=ROOT, CANARY=other / "s1_naive.py", CANARY_DIR=other)
+    result, _, _ = run_module(tmp_path, cfg, text, backend)
+    assert_clean(result, held=8)
+    assert "another student" not in result.log and "BEGIN SOLUTION" not in result.log
+    good_child_after(cfg, backend)
+
+
+def test_nothing_is_cached_across_runs(tmp_path, cfg, backend):
+    text = read("cache_outputs.py", GRADER=ROOT)
+    for _ in range(2):
+        result, _, _ = run_module(tmp_path, cfg, text, backend)
+        assert_clean(result, held=4)
+    assert not glob.glob(os.path.join(ROOT, "**", ".matmul-cache.npy"), recursive=True)
+    good_child_after(cfg, backend)
+
+
+# -- shortcuts ---------------------------------------------------------------------------
+
+def test_numpy_product_on_the_host(grade_text, cfg):
+    r = grade_text("naive", read("numpy_dot.py"))
+    assert "np.dot" in shortcut(r).output and r.score == 0
+    failed(r, "correct")  # only the replayed kernel launches write C, on a freshly poisoned C
+    good_after(cfg)
+
+
+# Every attack is also caught by the static scan, which scores the whole stage 0.
+SCAN = {"forge_results_json.py": ["calls open()"], "forge_result_file.py": ["imports os", "calls open()"],
+        "forge_result_pickle.py": ["imports os", "np.savez"], "forge_result_huge.py": ["imports os"],
+        "kill_parent.py": ["imports os", "imports signal"], "abort_self.py": ["imports os", "imports signal"],
+        "ndarray_subclass.py": ["np.ndarray", "np.zeros"], "object_dtype.py": ["np.empty"],
+        "patch_numpy.py": ["np.allclose", "np.linalg"], "patch_autograder.py": ["imports autograder"],
+        "patch_pytest.py": ["imports pytest", "imports _pytest"], "tamper_files.py": ["imports site", "calls open()"],
+        "snoop.py": ["imports glob", "calls open()"], "cache_outputs.py": ["imports os", "calls open()"],
+        "cupy_shortcut.py": ["imports cupy"], "cublas_ctypes.py": ["imports ctypes", "__import__", "getattr"],
+        "numpy_dot.py": ["np.dot", "copy_to_host"], "hang_sleep.py": ["imports signal", "imports time"],
+        "daemon_escape.py": ["imports os"], "fork_bomb.py": ["imports os"], "memory_bomb.py": ["np.ones"],
+        "disk_fill.py": ["imports errno", "calls open()"], "stdout_flood.py": ["imports sys"],
+        "sockets.py": ["imports socket"], "gpu_memory_bomb.py": []}
+
+
+@pytest.mark.parametrize("name", sorted(SCAN))
+def test_static_scan_flags_the_attack(name):
+    from autograder.submission import host_shortcuts
+    findings = "\n".join(host_shortcuts(read(name, GRADER="/g", CANARY="/c", CANARY_DIR="/d", RESULTS="/r", PORT=1,
+                                              ABSTRACT="a", LISTEN=2, SECONDS=3)))
+    for expected in SCAN[name]:
+        assert expected in findings, findings
+
+
+# -- hangs -------------------------------------------------------------------------------
+
+def test_python_loop_is_stopped(grade_text, cfg):
+    r = grade_text("naive", read("hang_python.py"), check_timeout_s=3)
+    assert "not gradable: the check did not finish within 3 s" in failed(r, "correct")
+    good_after(cfg)
+
+
+def test_sleeper_ignoring_signals_is_stopped(tmp_path, cfg, backend):
+    started = time.monotonic()
+    result, _, _ = run_module(tmp_path, cfg, read("hang_sleep.py"), backend, timeout=3)
+    assert result.problem.startswith("not gradable: the check did not finish within 3 s")
+    assert time.monotonic() - started < 20
+    good_child_after(cfg, backend)
+
+
+def _processes(argv):
+    found = []
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as f:
+                if f.read().split(b"\0")[:2] == argv:
+                    found.append(path)
+        except OSError:
+            pass
+    return found
+
+
+def test_daemon_does_not_outlive_the_check(tmp_path, cfg, backend):
+    seconds = 7000 + os.getpid() % 1000
+    result, A, B = run_module(tmp_path, cfg, read("daemon_escape.py", SECONDS=seconds), backend)
+    assert correct(result, A, B), result.problem or result.log
+    assert not _processes([b"sleep", str(seconds).encode()]), "a process of the check outlived it"
+    good_child_after(cfg, backend)
+
+
+# -- resource exhaustion -----------------------------------------------------------------
+
+def test_fork_bomb_is_contained(tmp_path, cfg, backend):
+    """The bomb holds its processes while a good submission is graded beside it, then is killed."""
+    box = {}
+    bomb = threading.Thread(target=lambda: box.update(result=run_module(
+        tmp_path, cfg, read("fork_bomb.py"), backend, timeout=12, processes=200)[0]))
+    bomb.start()
+    time.sleep(3)
+    good_after(cfg, backend)  # a whole grade at the same time: its children have uids of their own
+    bomb.join()
+    result = box["result"]
+    assert "HELD: fork failed" in result.log, result.log
+    assert result.problem.startswith("not gradable: the check did not finish"), result.problem
+    assert result.uid is None or not sandbox._uid_pids(result.uid), "processes of the bomb outlived the check"
+    good_child_after(cfg, backend)
+
+
+def test_memory_bomb_is_a_clean_failure(tmp_path, cfg, backend):
+    result, _, _ = run_module(tmp_path, cfg, read("memory_bomb.py"), backend, address_space_bytes=3 * 2**30)
+    assert "HELD: 50 GiB refused" in result.log and "BROKEN" not in result.log, result.log
+    assert result.facts["import_error"]["message"].startswith("MemoryError"), result.facts
+    good_child_after(cfg, backend)
+
+
+def test_memory_bomb_in_a_child_without_address_space_limit(tmp_path, cfg):
+    """PTX-compile and GPU children have no RLIMIT_AS (CUDA needs the address space): RLIMIT_DATA holds."""
+    require_sandbox()
+    path = tmp_path / NAIVE.filename
+    path.write_text(read("memory_bomb.py"), encoding="utf-8")
+    job = {"task": "compile", "device": "ptx", "module": NAIVE.module, "module_path": str(path),
+           "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "cc": [9, 0]}
+    result = sandbox.run_child(job, {**cfg["limits"], "data_bytes": 3 * 2**30})
+    assert "HELD: 50 GiB refused" in result.log, result.log
+    assert result.facts["import_error"]["message"].startswith("MemoryError"), result.facts
+    good_after(cfg)
+
+
+def test_disk_fill_stays_in_its_tmpfs(tmp_path, cfg, backend):
+    free = shutil.disk_usage(tempfile.gettempdir()).free
+    result, A, B = run_module(tmp_path, cfg, read("disk_fill.py"), backend, scratch_bytes=32 * 2**20,
+                              file_bytes=16 * 2**20)
+    assert_clean(result, held=5)
+    assert "HELD: file size limit in /tmp at 16 MiB" in result.log and "ENOSPC" in result.log, result.log
+    assert correct(result, A, B), result.problem or result.log
+    assert shutil.disk_usage(tempfile.gettempdir()).free > free - 2**30
+    good_child_after(cfg, backend)
+
+
+def test_stdout_flood_is_capped(tmp_path, cfg, backend):
+    result, _, _ = run_module(tmp_path, cfg, read("stdout_flood.py"), backend, file_bytes=8 * 2**20)
+    assert "File too large" in result.facts["import_error"]["message"], result.facts
+    assert len(result.log) <= cfg["limits"]["log_bytes"] + 100 and "flood" in result.log
+    good_child_after(cfg, backend)
+
+
+# -- sockets -----------------------------------------------------------------------------
+
+def test_sockets_reach_nothing(tmp_path, cfg, backend):
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"autograder-test-{os.getpid()}"
+    abstract.bind("\0" + name)
+    abstract.listen()
+    abstract.settimeout(0.1)
+    try:
+        text = read("sockets.py", PORT=server.getsockname()[1], ABSTRACT=name, LISTEN=18000 + os.getpid() % 1000)
+        result, _, _ = run_module(tmp_path, cfg, text, backend)
+        assert_clean(result, held=4)
+        for listener in (server, abstract):
+            with pytest.raises(socket.timeout):
+                listener.accept()
+    finally:
+        server.close()
+        abstract.close()
+    good_child_after(cfg, backend)
+
+
+# -- out-of-bounds writes and races ------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["oob_near_edge.py", "oob_far.py"])
+def test_out_of_bounds_writes(grade_text, cfg, name):
+    out = failed(grade_text("naive", read(name)), "correct")
+    assert "IndexError" in out and "outside an array" in out
+    good_after(cfg)
+
+
+def test_race_is_caught_on_every_run(tmp_path, cfg):
+    """The race detector's verdict on a racy tiled kernel is the same in three runs."""
+    from autograder.submission import StageSource
+    stage = stages.find("tiled")
+    src = StageSource(stage, "racy_tiled.py", read("racy_tiled.py"))
+    for run in range(3):
+        workdir = tmp_path / f"run{run}"
+        workdir.mkdir()
+        g = grading.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
+        M = 2 * 16
+        inputs = {"A0": np.ones((M, M), np.float32), "B0": np.ones((M, M), np.float32)}
+        result = g.run(g.job("run", "sim", count=1, instrument=True), inputs)
+        races = [c for c in g.judge_instruments(result, inputs) if c.key == "races"][0]
+        assert races.status == "failed" and "write-after-read" in races.output, races.output
+    good_after(cfg)
+
+
+# -- the sandbox itself ------------------------------------------------------------------
+
+def test_sandbox_view_and_identity(tmp_path, cfg, backend):
+    text = read("kill_parent.py").replace('print("ALIVE after the kills")', '''print("ALIVE after the kills")
+import sys
+print("UID", os.getuid(), os.getgid(), os.getgroups())
+print("ROOT", sorted(os.listdir("/")))
+print("GRADER", sorted(os.listdir("/grader")), sorted(os.listdir("/job")))
+print("STATUS", [l for l in open("/proc/self/status").read().splitlines() if l.startswith(("CapEff", "NoNewPrivs"))])''')
+    result, A, B = run_module(tmp_path, cfg, text, backend)
+    assert correct(result, A, B), result.problem or result.log
+    log = result.log
+    if os.geteuid() == 0:
+        uid = int(log.split("UID ")[1].split()[0])
+        assert sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS and "[]" in log.split("UID ")[1].split("\n")[0]
+        assert "'CapEff:\\t0000000000000000'" in log and "'NoNewPrivs:\\t1'" in log, log
+    assert "GRADER ['autograder'] ['inputs.npz', 'result.npz', 's1_naive.py']" in log, log
+    root = set(eval(log.split("ROOT ")[1].split("\n")[0]))
+    python = {p.strip("/").split("/")[0] for p in sandbox._host_paths()}  # the Python and venv folders' tops
+    assert root <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "sys", "proc", "dev", "tmp",
+                    "grader", "job"} | python, root
+    assert not root & {"home", "root", "var", "srv", "mnt", "media", "boot", "run"} - python, root
+
+
+def test_sandbox_setting_bwrap_is_enforced(tmp_path, cfg, monkeypatch):
+    """sandbox = "bwrap" where bubblewrap cannot run: every check is "not gradable", never a silent 0."""
+    monkeypatch.setitem(sandbox._probed, "bwrap", ("unavailable", "bwrap not installed"))
+    job = {"task": "compile", "device": "ptx", "module": NAIVE.module,
+           "module_path": os.path.join(SOLUTIONS, NAIVE.filename)}
+    result = sandbox.run_child(job, sim_limits(cfg, sandbox="bwrap"))
+    assert result.problem.startswith("not gradable: the grading sandbox is not available (bwrap not installed)")
+
+
+def test_no_sandbox_warns_once(capsys, monkeypatch):
+    monkeypatch.setattr(sandbox, "_warned", [])
+    monkeypatch.setitem(sandbox._probed, "none", ("none", "sandbox = \"none\" in config.toml"))
+    assert sandbox.backend("none")[0] == "none"
+    sandbox.backend("none")
+    err = capsys.readouterr().err
+    assert err.count("WARNING") == 1 and "WITHOUT ANY SANDBOX" in err and "apt-get install -y bubblewrap" in err
+
+
+# -- GPU tier: skipped with the reason where there is no GPU -----------------------------
+
+def grade_gpu(text_or_path, tmp_path, cfg, **limits):
+    path = text_or_path
+    if not os.path.exists(str(text_or_path)):
+        path = tmp_path / NAIVE.filename
+        path.write_text(text_or_path, encoding="utf-8")
+    c = copy.deepcopy(cfg)
+    c["limits"].update(limits)
+    return grading.grade(str(path), stage=NAIVE, device="gpu", seed=3, cfg=c)
+
+
+def good_after_gpu(tmp_path, cfg):
+    r = grade_gpu(os.path.join(SOLUTIONS, NAIVE.filename), tmp_path, cfg)
+    assert r.score == r.max_score > 0, [(c.name, c.output) for c in r.checks if c.status != "passed"]
+    return r
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+def test_gpu_sandbox_reaches_the_gpu(tmp_path, cfg):
+    r = good_after_gpu(tmp_path, cfg)
+    assert sandbox.backend(cfg["limits"].get("sandbox", "auto"))[0] in ("bwrap", "unshare")
+    assert by_key(r, "speed")[0].status == "passed"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+def test_gpu_memory_exhaustion(tmp_path, cfg):
+    r = grade_gpu(read("gpu_memory_bomb.py"), tmp_path, cfg)
+    out = failed(r, "correct")
+    assert "out of memory" in out.lower() or "CUDA_ERROR_OUT_OF_MEMORY" in out, out
+    good_after_gpu(tmp_path, cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.parametrize("name, why", [("oob_near_edge.py", "written past the end of C"),
+                                       ("oob_far.py", "GPU reported an error")])
+def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
+    out = failed(grade_gpu(read(name), tmp_path, cfg), "correct")
+    assert why in out, out
+    good_after_gpu(tmp_path, cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+def test_gpu_kernel_that_never_ends(tmp_path, cfg):
+    with open(os.path.join(ROOT, "tests", "bad", "kernel_never_ends.py"), encoding="utf-8") as f:
+        r = grade_gpu(f.read(), tmp_path, cfg, check_timeout_s=20)
+    assert "did not finish within 20 s" in failed(r, "correct")
+    good_after_gpu(tmp_path, cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+def test_gpu_cupy_shortcut(tmp_path, cfg):
+    r = grade_gpu(read("cupy_shortcut.py"), tmp_path, cfg)
+    assert "imports cupy" in shortcut(r).output and r.score == 0
+    failed(r, "correct")
+    good_after_gpu(tmp_path, cfg)
