@@ -56,6 +56,9 @@ def environment():
         path = grading.find_tool(tool)
         out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip().splitlines() if path else []
         tools.append(f"{tool}: {out[-1] if out else 'missing'}")
+    from . import sandbox
+    box, why = sandbox.backend(config.load()["limits"]["sandbox"])
+    tools.append(f"sandbox: {box}{' (' + why + ')' if why else ''}")
     return f"{smi}; Python {platform.python_version()}; {versions}; " + "; ".join(tools)
 
 
