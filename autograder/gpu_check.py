@@ -31,12 +31,12 @@ SPIN_TEMPLATE = '''
 
 @cuda.jit
 def spin_kernel(C, iterations):
-    """A single thread's dependent chain: a fixed, calibrated delay."""
-    x = float32(1.0)
+    """A single thread's dependent chain from a run-time seed: a delay the compiler cannot fold away."""
+    x = uint32(C.shape[1])
     for i in range(iterations):
-        x = x * float32(0.9999999) + float32(1e-7)
-    if x == float32(12345.0):
-        C[0, 0] = x
+        x = x * uint32(1664525) + uint32(1013904223)
+    if x == uint32(7):
+        C[0, 0] = float32(x)
 '''
 
 
@@ -88,8 +88,8 @@ def _speed_once(path, stage, cfg, seed):
 
 def _calibrate_spin():
     """Milliseconds per iteration of spin_kernel, measured here."""
-    from numba import cuda, float32  # noqa: F401  (used by the exec'd kernel)
-    ns = {"cuda": cuda, "float32": float32}
+    from numba import cuda, float32, uint32
+    ns = {"cuda": cuda, "float32": float32, "uint32": uint32}
     exec(SPIN_TEMPLATE, ns)
     C = cuda.device_array((1, 1), np.float32)
     start, end = cuda.event(), cuda.event()
@@ -116,32 +116,38 @@ def slowed_solution(stage_name, iterations):
     launch = f"    {stage.kernel}[blocks, (TILE, TILE)](A, B, C)"
     assert launch in text
     text = text.replace(launch, launch + f"\n    spin_kernel[1, 1](C, {iterations})")
-    return text + SPIN_TEMPLATE
+    return text.replace("from numba import cuda, float32", "from numba import cuda, float32, uint32") + SPIN_TEMPLATE
 
 
 def part_stability(cfg, runs=10):
     lines = ["### Verdict stability", "",
              f"Each row: the speed check of a stage run {runs} times in fresh grading children (fresh inputs each run).", "",
              "| submission | verdicts | speedup median | min | max | CV of speedup |", "|---|---|---|---|---|---|"]
-    measured = {}
+    for name in ("tiled", "tiled_general", "tiled_transposed"):
+        stage = find(name)
+        path = os.path.join(ROOT, "solutions", stage.filename)
+        verdicts, ratios = [], []
+        for r in range(runs):
+            check, facts = _speed_once(path, stage, cfg, r)
+            verdicts.append(check.status)
+            ratios.append(facts["speedup"])
+        lines.append(_row(f"solution {stage.filename}", verdicts, ratios))
+    return "\n".join(lines) + "\n"
+
+
+def part_slowed(cfg, runs=10):
+    """The stage 2 solution slowed by a calibrated delay kernel to 0.9x and 1.1x of its speed threshold."""
+    stage = find("tiled")
+    rule = cfg["stages"]["tiled"]["speed"]
+    base = [_speed_once(os.path.join(ROOT, "solutions", stage.filename), stage, cfg, r)[1] for r in range(3)]
+    t_ref = statistics.median(x["reference_ms"] for x in base)
+    t_sol = statistics.median(x["student_ms"] for x in base)
+    slope, offset = _calibrate_spin()
+    lines = ["### Slowed solutions at the speed threshold", "",
+             f"Stage 2 solution {t_sol:.3f} ms, reference {t_ref:.3f} ms; delay kernel {slope * 1e6:.3f} ns per "
+             f"iteration + {offset * 1e3:.1f} us. Each row: {runs} speed checks in fresh grading children.", "",
+             "| submission | verdicts | speedup median | min | max | CV of speedup |", "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as d:
-        for name in ("tiled", "tiled_general", "tiled_transposed"):
-            stage = find(name)
-            path = os.path.join(ROOT, "solutions", stage.filename)
-            verdicts, ratios, details = [], [], []
-            for r in range(runs):
-                check, facts = _speed_once(path, stage, cfg, r)
-                verdicts.append(check.status)
-                ratios.append(facts["speedup"])
-                details.append(facts)
-            measured[name] = details
-            lines.append(_row(f"solution {stage.filename}", verdicts, ratios))
-        slope, offset = _calibrate_spin()
-        stage = find("tiled")
-        rule = cfg["stages"]["tiled"]["speed"]
-        base = measured["tiled"]
-        t_ref = statistics.median(x["reference_ms"] for x in base)
-        t_sol = statistics.median(x["student_ms"] for x in base)
         for factor in (0.9, 1.1):
             target = t_ref / (factor * rule["min_speedup"])
             iterations = max(1, int((target - t_sol - offset) / slope))
@@ -155,7 +161,7 @@ def part_stability(cfg, runs=10):
                 verdicts.append(check.status)
                 ratios.append(facts["speedup"] if facts else float("nan"))
             lines.append(_row(f"stage 2 slowed to {factor}x of its {rule['min_speedup']}x threshold "
-                              f"(target {factor * rule['min_speedup']:.2f}x)", verdicts, ratios))
+                              f"(target {factor * rule['min_speedup']:.2f}x, {iterations} delay iterations)", verdicts, ratios))
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +205,7 @@ def part_agreement(cfg):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", action="append", choices=["tests", "ladder", "stability", "agreement"])
+    p.add_argument("--part", action="append", choices=["tests", "ladder", "stability", "slowed", "agreement"])
     p.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check.md"))
     p.add_argument("--n", type=int, default=4096)
     args = p.parse_args(argv)
@@ -207,7 +213,7 @@ def main(argv=None):
         print("gpu-check needs an NVIDIA GPU (nvidia-smi found none)", file=sys.stderr)
         return 2
     cfg = config.load()
-    parts = args.part or ["tests", "ladder", "stability", "agreement"]
+    parts = args.part or ["tests", "ladder", "stability", "slowed", "agreement"]
     header = (f"## GPU check, {datetime.date.today().isoformat()}\n\nDevice: {environment()}\n\n"
               f"Command: `python -m autograder.gpu_check {' '.join(argv or sys.argv[1:])}`\n")
     sections = [header]
@@ -223,6 +229,8 @@ def main(argv=None):
                 json.dump(rows, f, indent=2)
         elif part == "stability":
             sections.append(part_stability(cfg))
+        elif part == "slowed":
+            sections.append(part_slowed(cfg))
         else:
             sections.append(part_agreement(cfg))
         sections[-1] += f"\n({part}: {time.perf_counter() - started:.0f} s)\n"
