@@ -177,3 +177,52 @@ def test_course_overrides_are_limited_to_known_limits(tmp_path):
     (tmp_path / "autograder.toml").write_text("[limits]\ncheck_timeout = 12\n")
     with pytest.raises(grade_class.CourseError, match="no key 'check_timeout'"):
         grade_class.load_config(str(tmp_path))
+
+
+KILLED_RUN = """
+import sys, time
+sys.path[:0] = [{root!r}, {tests!r}]
+from autograder import grading
+from test_course import FakeEngine
+
+
+class SlowEngine(FakeEngine):
+    def __call__(self, folder, **kw):
+        report = super().__call__(folder, **kw)
+        time.sleep(3)  # the first student finishes; the second is being graded when the kill comes
+        return report
+
+
+grading.grade = SlowEngine()
+from course import grade_class
+grade_class.main([{course!r}, "--device", "sim"])
+"""
+
+
+def test_kill_9_mid_class_keeps_finished_grades_without_duplicates(tmp_path, monkeypatch):
+    course = small_course(str(tmp_path), ["a", "b", "c"])
+    done_a = os.path.join(course, "feedback", "a", ASSIGNMENT, "results.json")
+    driver = KILLED_RUN.format(root=ROOT, tests=os.path.join(ROOT, "tests"), course=course)
+    proc = subprocess.Popen([sys.executable, "-c", driver], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not os.path.exists(done_a) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert os.path.exists(done_a), "the first student was never finished"
+    os.killpg(proc.pid, 9)  # kill -9 of the whole run, in the middle of the class
+    proc.wait()
+    assert gradebook_scores(course) == {"a": 5.0}
+
+    engine = FakeEngine()
+    monkeypatch.setattr(grading, "grade", engine)
+    assert grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w")).run() == 2
+    assert engine.calls == ["b", "c"]  # a is kept, the rest are graded
+    assert gradebook_scores(course) == {"a": 5.0, "b": 5.0, "c": 5.0}
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gb:
+        ids = [s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions]
+    assert sorted(ids) == ["a", "b", "c"]  # one submission row per student
+    with open(os.path.join(course, "grades.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["student"] for r in rows) == ["a", "b", "c"]  # no duplicate or torn rows
+    assert all(float(r["score"]) == 5.0 for r in rows)
