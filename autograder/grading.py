@@ -57,6 +57,7 @@ class Report:
     stages: list = field(default_factory=list)
     problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
     seconds: float = 0.0
+    sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
 
     @property
     def score(self):
@@ -361,6 +362,7 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         device = "gpu" if gpu_available() else "sim"
     seed = secrets.randbits(63) if seed is None else seed
     report = Report(submission, device, seed)
+    report.sandbox = sandbox.backend(cfg["limits"]["sandbox"])[0]
     sources = collect(submission, stage)
     rng = np.random.default_rng(seed)
     jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1

@@ -15,6 +15,7 @@ def to_gradescope(report):
     out = {"score": round(report.score, 4), "max_score": round(report.max_score, 4), "output": summary,
            "execution_time": round(report.seconds, 2), "visibility": "visible", "stdout_visibility": "hidden",
            "tests": tests, "extra_data": {"device": report.device, "provisional": report.provisional,
+                                          "sandbox": report.sandbox,
                                           "stages": report.stages}}
     if report.leaderboard:
         board = report.leaderboard[0]

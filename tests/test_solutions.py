@@ -34,6 +34,7 @@ def test_speed_is_visible_but_not_run_in_simulator(solutions_report):
     assert all(c.status == "skipped" and c.max_score == 0 and "NOT RUN" in c.output for c in speed)
     out = results.to_gradescope(solutions_report)
     assert "PROVISIONAL" in out["output"] and out["extra_data"]["provisional"]
+    assert out["extra_data"]["sandbox"] in ("bwrap", "unshare", "none")
 
 
 def test_results_json_is_gradescope_shaped(solutions_report):
