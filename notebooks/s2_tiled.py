@@ -30,7 +30,17 @@ for _folder in [Path.cwd(), *Path.cwd().parents]:
     if (_folder / "autograder" / "selfcheck.py").is_file():
         sys.path.insert(0, str(_folder))
         break
-from autograder.selfcheck import check, quiet_numba_warnings
+try:
+    from autograder.selfcheck import check, quiet_numba_warnings
+except ImportError:  # a copy without the course's harness (the Classroom template): grading still works
+    import warnings
+
+    def quiet_numba_warnings():
+        warnings.filterwarnings("ignore", module="numba")
+
+    def check(stage):
+        print(f"Self-check for stage {stage!r} not available here: it needs the course's autograder package. "
+              "Push your work: the grading workflow checks it.")
 
 quiet_numba_warnings()
 print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"

@@ -34,16 +34,18 @@ def released_course(tmp_path_factory):
     return course
 
 
-def execute(path, cwd, timeout=900):
+def execute(path, cwd, timeout=900, with_grader=True):
     """Execute a notebook top to bottom in a real Jupyter kernel (python3), in the CUDA simulator.
 
-    Returns the executed notebook. The kernel finds the autograder through PYTHONPATH."""
+    Returns the executed notebook. The kernel finds the autograder through PYTHONPATH,
+    unless with_grader is False (a student's copy without the course's harness)."""
     import nbformat
     from nbclient import NotebookClient
     nb = nbformat.read(str(path), as_version=4)
     env = os.environ.copy()
     env["NUMBA_ENABLE_CUDASIM"] = "1"
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if with_grader:
+        env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
     client.execute(env=env)

@@ -120,6 +120,17 @@ def test_release_notebook_fails_politely(released_course, stage):
     assert passed == 0 and "not implemented yet" in printed and "Traceback" not in printed
 
 
+def test_release_notebook_runs_without_the_grader(released_course, tmp_path):
+    """In a student's copy without the autograder package (the Classroom template) the setup cell
+    still runs and the self-check says why it cannot check."""
+    path = tmp_path / "s1_naive.ipynb"
+    path.write_bytes((released_course / "release" / "matmul" / "s1_naive.ipynb").read_bytes())
+    nb = execute(path, tmp_path, with_grader=False)
+    _check_clean_run(nb)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-selfcheck"))
+    assert "needs the course's autograder package" in "".join(text_of(o) for o in cell.outputs)
+
+
 def test_self_check_reports_a_missing_barrier():
     """The notebooks' harness runs the simulator's race detector on the student's own functions."""
     racy = os.path.join(ROOT, "tests", "bad", "instruments", "tiled_missing_second_barrier.py")
