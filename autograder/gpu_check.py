@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from . import config, grading, ladder
+from .gpujudges import find_tool
 from .stages import find
 from .submission import collect
 
@@ -53,7 +54,7 @@ def environment():
         pass
     tools = []
     for tool in ("compute-sanitizer", "ncu"):
-        path = grading.find_tool(tool)
+        path = find_tool(tool)
         out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip().splitlines() if path else []
         tools.append(f"{tool}: {out[-1] if out else 'missing'}")
     from . import sandbox

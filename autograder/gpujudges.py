@@ -7,6 +7,7 @@ missing tool is a visible skip with its reason, never a pass.
 """
 import os
 import re
+import shutil
 import tempfile
 
 import numpy as np
@@ -56,8 +57,13 @@ def gpu_checks(g, compile_check, futures):
     return checks
 
 
+def find_tool(name):
+    """A CUDA tool on PATH or in the toolkit's default folder, or None."""
+    return shutil.which(name) or next((p for p in (f"/usr/local/cuda/bin/{name}",) if os.path.exists(p)), None)
+
+
 def _tool_run(g, tool, args, inputs):
-    path = _find(tool)
+    path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
@@ -65,11 +71,6 @@ def _tool_run(g, tool, args, inputs):
         result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)))
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""
-
-
-def _find(tool):
-    from .grading import find_tool
-    return find_tool(tool)
 
 
 def racecheck(g, result, text, missing):

@@ -7,7 +7,6 @@ that check alone.
 """
 import ast
 import os
-import re
 import secrets
 import shutil
 import subprocess
@@ -100,10 +99,6 @@ def module_constant(source, name):
     return value if isinstance(value, int) else None
 
 
-def find_tool(name):
-    return shutil.which(name) or next((p for p in (f"/usr/local/cuda/bin/{name}",) if os.path.exists(p)), None)
-
-
 class StageGrader:
     """Plans, runs and judges the checks of one stage of one submission."""
 
@@ -159,8 +154,7 @@ class StageGrader:
             M, K, N = (2 * t, 2 * t, 2 * t) if "data_reuse" in self.points else (t, t + 8, t)
             inputs = {"A0": self.rng.standard_normal((M, K)).astype(np.float32),
                       "B0": self.rng.standard_normal((K, N)).astype(np.float32)}
-            futures["instruments"] = (pool.submit(self.run, self.job("run", "sim", count=1, instrument=True), inputs),
-                                      inputs)
+            futures["instruments"] = pool.submit(self.run, self.job("run", "sim", count=1, instrument=True), inputs)
         if self.device == "gpu":
             from .gpujudges import tool_tasks
             futures.update(tool_tasks(self, pool))
@@ -193,8 +187,7 @@ class StageGrader:
             future, inputs = futures[key]
             checks.append(self.judge_correct(key.split(":", 1)[1], future.result(), inputs, len(groups)))
         if "instruments" in futures:
-            future, inputs = futures["instruments"]
-            checks.extend(self.judge_instruments(future.result(), inputs))
+            checks.extend(self.judge_instruments(futures["instruments"].result()))
         checks.extend(gpu_runner(self, compile_check, futures) if self.device == "gpu" else self.sim_only_checks())
         shortcut = Check(self.stage.name, "shortcuts", "No host-side shortcuts", 0)
         if shortcuts:
@@ -297,7 +290,7 @@ class StageGrader:
             lines.append(f"{missing} more shape(s) not run after the error above")
         return check.verdict(ok and missing <= 0, "\n".join(lines))
 
-    def judge_instruments(self, result, inputs):
+    def judge_instruments(self, result):
         from . import siminstruments as si
         checks = []
         wanted = [k for k in ("races", "bank_conflicts", "data_reuse") if k in self.points]
@@ -305,7 +298,7 @@ class StageGrader:
             wanted = [k for k in wanted if k == "data_reuse"]
         names = {"races": "no shared-memory races (simulator race detector)",
                  "bank_conflicts": "no shared-memory bank conflicts (simulator bank counter)",
-                 "data_reuse": f"each global load of A and B reused at least TILE/2 times (simulator load counter)"}
+                 "data_reuse": "each global load of A and B reused at least TILE/2 times (simulator load counter)"}
         problem = self._child_problem(result)
         shape_facts = result.facts.get("shapes", [{}])[0] if not problem else {}
         if not problem and "error" in shape_facts:

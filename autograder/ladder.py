@@ -6,9 +6,7 @@ The solutions are trusted course code, so they are loaded in this process;
 variants are the same source with its constants changed.
 """
 import argparse
-import importlib.util
 import json
-import math
 import os
 import statistics
 import sys
@@ -50,7 +48,6 @@ def load_variant(filename, name, constants=None):
 def contenders():
     from autograder import references
     naive_rows_src = '''
-import math
 from numba import cuda, float32
 @cuda.jit
 def kernel(A, B, C):
