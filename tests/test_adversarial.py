@@ -442,7 +442,7 @@ def test_race_is_caught_on_every_run(tmp_path, cfg):
         M = 2 * 16
         inputs = {"A0": np.ones((M, M), np.float32), "B0": np.ones((M, M), np.float32)}
         result = g.run(g.job("run", "sim", count=1, instrument=True), inputs)
-        races = [c for c in g.judge_instruments(result, inputs) if c.key == "races"][0]
+        races = [c for c in g.judge_instruments(result) if c.key == "races"][0]
         assert races.status == "failed" and "write-after-read" in races.output, races.output
     good_after(cfg)
 
