@@ -42,7 +42,7 @@ template: $(STAMP)  ## only the GitHub Classroom student template in build/templ
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
 
 gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
-	$(PY) -m autograder.gpu_check
+	$(PY) -m tools.verify_gpu
 
 clean:  ## remove generated build output (keeps .venv)
 	rm -rf build .pytest_cache
