@@ -48,6 +48,7 @@ def load_variant(filename, name, constants=None):
 def contenders():
     from autograder.child import references
     naive_rows_src = '''
+import math
 from numba import cuda, float32
 @cuda.jit
 def kernel(A, B, C):
