@@ -8,7 +8,7 @@ JOBS ?= 2
 COURSE ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv exercises test grade grade-one release template gpu-check clean
+.PHONY: help venv exercises test notebooks grade release template gpu-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
