@@ -24,7 +24,7 @@ from . import config as config_mod
 from .checks import bank_conflicts, correct, data_reuse, races
 from .child import launches as L
 from .child.tasks import device_output
-from .stages import find
+from .stages import INSTRUMENT_CHECKS, find
 from .scan import host_shortcuts, unimplemented
 
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
@@ -192,22 +192,22 @@ class _Run:
     def instruments(self):
         """Replay one product with the simulator's instruments on; judge what the grader judges."""
         t = self.tile or 16
-        # one to four blocks: the simulator runs one Python thread per CUDA thread
-        n = {"naive": 16, "tiled": 2 * t, "tiled_general": 2 * t, "tiled_transposed": t}.get(self.stage.name, 32)
+        keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
+        # the grader's shape for the judged checks; for the figure alone, one to four blocks
+        M, K, N = self.stage.instrument_shape(t, keys) if keys else (16 if self.stage.name == "naive" else 32,) * 3
         try:
-            A, B, C, _, facts = self.launch(n, n, n, instrument=True)
+            A, B, C, _, facts = self.launch(M, K, N, instrument=True)
         except Exception as exc:
             self.add("simulator instruments", False, "the instrumented run failed: " + _explain(exc))
             return
-        self.report.figures["instruments"] = {"n": n, "tile": self.tile, "global_loads": facts.get("global_loads"),
+        self.report.figures["instruments"] = {"shape": [M, K, N], "tile": self.tile, "global_loads": facts.get("global_loads"),
                                               "bank_conflicts": facts.get("bank_conflicts")}
-        if "races" in self.points:
-            self.add("no shared-memory races (simulator race detector)", *races.judge_sim(facts))
-        if "bank_conflicts" in self.points:
-            self.add("no shared-memory bank conflicts (simulator bank counter)", *bank_conflicts.judge_sim(facts))
-        if "data_reuse" in self.points:
-            self.add("each global load of A and B reused at least TILE/2 times",
-                     *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
+        if "races" in keys:
+            self.add(races.SIM_NAME, *races.judge_sim(facts))
+        if "bank_conflicts" in keys:
+            self.add(bank_conflicts.SIM_NAME, *bank_conflicts.judge_sim(facts))
+        if "data_reuse" in keys:
+            self.add(data_reuse.NAME, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
 
     def timings(self):
         """Median milliseconds of the student's kernel and the references over GPU_SIZES."""
@@ -285,8 +285,8 @@ class _Run:
             ax.text(i, v, f"{v:g}", ha="center", va="bottom")
         ax.set_ylim(0, max(values) * 1.15)
         ax.set_ylabel("global loads per output element")
-        n = inst["n"]
-        ax.set_title(f"Global traffic at {n}x{n}x{n} (simulator count)")
+        M, K, N = inst["shape"]
+        ax.set_title(f"Global traffic at M x K x N = {M}x{K}x{N} (simulator count)")
         if panels == 2:
             ax = axes[0][1]
             labels = [f"{r['array'].split(' (')[0]} load, line {r['line']}" for r in banks] + ["unpadded sBT, for comparison"]

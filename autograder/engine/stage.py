@@ -14,6 +14,7 @@ from ..checks import bank_conflicts, compiles, correct, data_reuse, races, share
 from ..checks.correct import explain_error
 from ..checks import child_problem
 from ..scan import unimplemented
+from ..stages import INSTRUMENT_CHECKS
 from .report import SKIPPED, Check
 
 CHECK_NAMES = {"compiles": "{kernel} compiles for the GPU", "shared_memory": "shared-memory tiles and barriers",
@@ -94,21 +95,21 @@ class StageGrader:
             futures["correct:" + group] = (pool.submit(self.run, self.job("run", self.device, count=len(shapes)),
                                                        inputs), inputs)
         if self.sim_instrument_keys():
-            # Reuse is measured at 2 x 2 whole tiles; races need two tiles along K; one block is enough
-            # for bank conflicts (a 1024-thread block costs seconds in the simulator).
-            t = self.tile or 16
-            M, K, N = (2 * t, 2 * t, 2 * t) if "data_reuse" in self.points else (t, t + 8, t)
-            futures["instruments"] = pool.submit(self.run, self.job("run", "sim", count=1, instrument=True),
-                                                 self.draw([(M, K, N)]))
+            futures["instruments"] = pool.submit(self.run, *self.instrument_job())
         if self.device == "gpu":
             from ..gpu.tools import tool_tasks
             futures.update(tool_tasks(self, pool))
         return futures
 
+    def instrument_job(self):
+        """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
+        shape = self.stage.instrument_shape(self.tile or 16, [k for k in INSTRUMENT_CHECKS if k in self.points])
+        return self.job("run", "sim", count=1, instrument=True), self.draw([shape])
+
     def sim_instrument_keys(self):
         """The checks judged from the simulator's instruments in this tier (the GPU tier uses its tools for races
         and bank conflicts)."""
-        keys = [k for k in ("races", "bank_conflicts", "data_reuse") if k in self.points]
+        keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
         return [k for k in keys if k == "data_reuse"] if self.device == "gpu" else keys
 
     # -- judging ------------------------------------------------------------
