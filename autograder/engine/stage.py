@@ -15,7 +15,7 @@ from ..checks.correct import explain_error
 from ..checks import child_problem
 from ..scan import unimplemented
 from ..stages import INSTRUMENT_CHECKS
-from .report import SKIPPED, Check
+from .report import Check
 
 CHECK_NAMES = {"compiles": "{kernel} compiles for the GPU", "shared_memory": "shared-memory tiles and barriers",
                "correct": "correct results", "races": "no shared-memory races",
@@ -85,7 +85,8 @@ class StageGrader:
     def tasks(self, pool):
         """Start every child this stage needs; return {name: future}."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
-        if self.stubs:
+        self.shortcut, self.findings = shortcuts.judge(self)
+        if self.stubs or self.findings:  # nothing to learn from running it: no children
             return {}
         cc = self.cfg["grading"]["compute_capability"]
         compile_device = "gpu" if self.device == "gpu" else "ptx"
@@ -117,7 +118,8 @@ class StageGrader:
         """Every check of the stage, in report order; call once the children of `tasks` may be waited for."""
         if self.stubs:
             return self.judge_stubs()
-        shortcut, findings = shortcuts.judge(self)
+        if self.findings:
+            return self.judge_zeroed()
         compiled = futures["compile"].result()
         compile_check = compiles.judge(self, compiled)
         checks = []
@@ -130,11 +132,7 @@ class StageGrader:
         if "instruments" in futures:
             checks.extend(self.judge_instruments(futures["instruments"].result()))
         checks.extend(self.gpu_checks(compile_check, futures) if self.device == "gpu" else self.sim_only_checks())
-        if findings:
-            for c in [compile_check] + checks:
-                if c.status != SKIPPED:
-                    c.score = 0.0
-        return [compile_check, shortcut] + checks
+        return [compile_check, self.shortcut] + checks
 
     def judge_stubs(self):
         why = (f"not implemented yet: {' and '.join(self.stubs)} still "
@@ -144,6 +142,13 @@ class StageGrader:
         if self.device == "sim":
             return checks + self.sim_only_checks()
         return checks + ([self.check("speed", "speed").verdict(False, why)] if "speed" in self.points else [])
+
+    def judge_zeroed(self):
+        """A stage the static scan zeroed: no child ran; every check fails, saying why."""
+        why = "not run: the static scan found host-side shortcuts (see 'No host-side shortcuts'), so the whole stage scores 0"
+        checks = [self.check(key, CHECK_NAMES[key].format(kernel=self.stage.kernel)).verdict(False, why)
+                  for key in self.points if key != "speed" or self.device == "gpu"]
+        return checks[:1] + [self.shortcut] + checks[1:] + (self.sim_only_checks() if self.device == "sim" else [])
 
     def judge_instruments(self, result):
         problem = child_problem(result)
