@@ -1,7 +1,7 @@
 """Grade every submission of a course (``make grade``) with the grading engine.
 
 For each ``COURSE/submitted/<student>/matmul/`` folder (nbgrader's layout) it
-runs autograder.grading.grade (each check in its own process: nothing run in a
+runs autograder.engine.grade (each check in its own process: nothing run in a
 notebook kernel is trusted), then, per student and in this order:
 
 1. writes the per-stage scores into nbgrader's gradebook and commits
@@ -49,7 +49,6 @@ import multiprocessing
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -251,7 +250,7 @@ class ClassGrader:
                  workers=None, gpus=None):
         """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier
         (None: the course's [class] settings, then every GPU / one worker per two cores)."""
-        from autograder import grading
+        from autograder import engine
         self.course = os.path.abspath(course)
         if not os.path.isdir(self.course):
             raise CourseError(f"{course}: no such course folder")
@@ -265,7 +264,7 @@ class ClassGrader:
         self.workers = self.settings["workers"] if workers is None else workers
         self.gpus = str(self.settings["gpus"]) if gpus is None else str(gpus)
         parse_gpus(self.gpus)  # a clear error now rather than after the first student
-        self.device = ("gpu" if grading.gpu_available() else "sim") if device == "auto" else device
+        self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
         self.stage_max = {name: float(sum(s["points"].values())) for name, s in self.cfg["stages"].items()}
         self.wall_s = None
 
@@ -291,14 +290,15 @@ class ClassGrader:
     # -- one student ------------------------------------------------------
     def grade_one(self, student, folder, key, sub_hash, progress=None):
         """The results dict of one submission (engine report + the course record)."""
-        from autograder import grading, results
+        from autograder import engine
+        from autograder.engine import report as results
         from autograder.submission import SubmissionError
         problems = []
         started = time.perf_counter()
         try:
-            report = grading.grade(folder, device=self.device, seed=self.seed, cfg=self.grade_cfg, progress=progress)
+            report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.grade_cfg, progress=progress)
         except SubmissionError as exc:
-            report = grading.Report(folder, self.device, self.seed or 0)
+            report = engine.Report(folder, self.device, self.seed or 0)
             problems.append(str(exc))
         out = results.to_gradescope(report)
         stage_scores = {}
@@ -319,7 +319,7 @@ class ClassGrader:
         """Grade one student unless a result for the current submission exists; stage it for collection.
 
         Returns ("graded" | "done" | "staged", staged file or None). Used by local workers and Slurm tasks."""
-        from autograder.results import write_json_atomic
+        from autograder.engine.report import write_json_atomic
         key, sub_hash = self.key_of(folder)
         if not force:
             old = read_results(self.results_path(student))
@@ -344,7 +344,7 @@ class ClassGrader:
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))
-        from autograder.results import write_json_atomic
+        from autograder.engine.report import write_json_atomic
         write_json_atomic(path, data)
 
     def collect_one(self, gb, student, folder, staged):

@@ -87,7 +87,7 @@ class SlurmRun:
             raise CourseError(f"cannot read {self.jobs_file}: {exc}")
 
     def save_jobs(self, jobs):
-        from autograder.results import write_json_atomic
+        from autograder.engine.report import write_json_atomic
         write_json_atomic(self.jobs_file, jobs)
 
     def task_states(self, job_ids):

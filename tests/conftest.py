@@ -4,25 +4,31 @@ import os
 
 import pytest
 
-from autograder import config, grading, stages
+from autograder import config, engine, stages
+from tools.mutants import mutate, solution_text  # noqa: F401 (used by the test files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
-BAD = os.path.join(ROOT, "tests", "bad")
 
 
-def solution_text(stage_name):
-    with open(os.path.join(SOLUTIONS, stages.find(stage_name).filename), encoding="utf-8") as f:
-        return f.read()
+def pytest_configure(config):
+    for s in stages.STAGES:  # `pytest -m tiled_general` runs one stage's tests
+        config.addinivalue_line("markers", f"{s.name}: tests of stage {s.number} ({s.title})")
 
 
-def mutate(stage_name, *replacements):
-    """The solution of a stage with (old, new) text replacements; each old must occur."""
-    text = solution_text(stage_name)
-    for old, new in replacements:
-        assert old in text, f"mutation target not found in {stage_name}: {old!r}"
-        text = text.replace(old, new)
-    return text
+def pytest_collection_modifyitems(items):
+    """Mark each test with the stage it exercises: a known-bad case's stage, or a stage named by a parameter."""
+    from tools.mutants import KNOWN_BAD
+    names = {s.name for s in stages.STAGES}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        for value in params.values():
+            if isinstance(value, stages.Stage):
+                item.add_marker(value.name)
+            elif isinstance(value, str) and value in KNOWN_BAD:
+                item.add_marker(KNOWN_BAD[value].stage)
+            elif isinstance(value, str) and value in names:
+                item.add_marker(value)
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +45,7 @@ def grade_text(tmp_path, cfg):
         path.write_text(text, encoding="utf-8")
         c = copy.deepcopy(cfg)
         c["limits"].update({"jobs": 1, **limits})
-        return grading.grade(str(path), stage=stage, device=device, seed=1234, cfg=c)
+        return engine.grade(str(path), stage=stage, device=device, seed=1234, cfg=c)
     return run
 
 

@@ -23,8 +23,11 @@ import time
 import numpy as np
 import pytest
 
-from autograder import grading, sandbox, stages, verdicts
-from conftest import ROOT, SOLUTIONS, by_key
+from autograder import engine, sandbox, stages
+from autograder.checks import correct as verdicts
+from autograder.sandbox import backends, box, view
+from conftest import ROOT, SOLUTIONS, by_key, mutate
+from tools.mutants import KNOWN_BAD
 
 ADV = os.path.join(ROOT, "tests", "adversarial")
 NAIVE = stages.find("naive")
@@ -88,7 +91,7 @@ def good_after(cfg, backend=None):
     c["limits"]["jobs"] = 2
     if backend:
         c["limits"]["sandbox"] = backend
-    report = grading.grade(os.path.join(SOLUTIONS, NAIVE.filename), stage=NAIVE, device="sim", seed=99, cfg=c)
+    report = engine.grade(os.path.join(SOLUTIONS, NAIVE.filename), stage=NAIVE, device="sim", seed=99, cfg=c)
     assert report.max_score > 0 and report.score == report.max_score, "\n".join(
         f"{c.status} {c.name}: {c.output}" for c in report.checks)
 
@@ -175,6 +178,21 @@ def test_oversized_result_is_not_gradable(tmp_path, cfg, backend):
 
 # -- exits and kills ---------------------------------------------------------------------
 
+NAIVE_LAUNCH = "    matmul_naive_kernel[blocks, (BLOCK, BLOCK)](A, B, C)"
+
+
+@pytest.mark.parametrize("replacement, status", [
+    ((NAIVE_LAUNCH, "    import sys\n    sys.exit(3)"), 3),
+    (("BLOCK = 16", "import os\nos._exit(0)\nBLOCK = 16"), 0),
+    ((NAIVE_LAUNCH, "    import os\n    os._exit(0)"), 0),
+], ids=["sys.exit in the launcher", "os._exit at import", "os._exit in the launcher"])
+def test_exits_fail_the_check_not_the_grader(tmp_path, cfg, backend, replacement, status):
+    """The scan zeroes these (they import sys or os); past the scan, the child's exit is reported, never trusted."""
+    result, A, B = run_module(tmp_path, cfg, mutate("naive", replacement), backend)
+    assert result.problem.startswith(f"not gradable: the code exited (status {status}) before the check finished")
+    good_child_after(cfg, backend)
+
+
 def test_killing_the_grader_fails(tmp_path, cfg, backend):
     canary = subprocess.Popen(["sleep", "120"])  # a process of the grader's user, outside the sandbox
     try:
@@ -199,16 +217,25 @@ def test_crash_is_reported_by_signal(tmp_path, cfg, backend):
 @pytest.mark.parametrize("name, why", [
     ("always_equal_return.py", "returned AlwaysEqual; it must write C and return None"),
     ("always_equal_argument.py", "argument 2 of type AlwaysEqual"),
-    ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
-    ("object_dtype.py", "argument 2 of type ndarray"),
 ])
 def test_fake_result_objects_fail(grade_text, cfg, name, why):
     r = grade_text("naive", read(name))
     assert why in failed(r, "correct")
-    if name in ("ndarray_subclass.py", "object_dtype.py"):
-        assert "numpy may only name dtypes" in shortcut(r).output
     assert r.score <= by_key(r, "compiles")[0].max_score and not any(
         c.status == "passed" for c in by_key(r, "correct"))
+    good_after(cfg)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
+    ("object_dtype.py", "argument 2 of type ndarray"),
+])
+def test_fake_result_arrays_are_zeroed_by_the_scan_and_refused_at_launch(grade_text, tmp_path, cfg, name, why):
+    """Graded: the scan zeroes them (they make host arrays). Past the scan, the launch check refuses the array."""
+    r = grade_text("naive", read(name))
+    assert "numpy may only name dtypes" in shortcut(r).output and r.score == 0
+    result, A, B = run_module(tmp_path, cfg, read(name), sandbox.backend("auto")[0])
+    assert why in result.facts["shapes"][0]["error"]["message"], result.facts
     good_after(cfg)
 
 
@@ -216,7 +243,7 @@ def test_fake_result_objects_fail(grade_text, cfg, name, why):
 
 @pytest.mark.parametrize("name, flagged", [
     ("patch_numpy.py", "np.allclose"),
-    ("patch_autograder.py", "imports autograder.verdicts"),
+    ("patch_autograder.py", "imports autograder.checks.correct"),
 ])
 def test_patching_the_judges_changes_nothing(grade_text, cfg, name, flagged):
     r = grade_text("naive", read(name))
@@ -226,7 +253,7 @@ def test_patching_the_judges_changes_nothing(grade_text, cfg, name, flagged):
 
 
 def test_rewriting_grader_files_fails(tmp_path, cfg, backend):
-    watched = [os.path.join(ROOT, "autograder", "verdicts.py"), os.path.join(ROOT, "autograder", "child.py"),
+    watched = [os.path.join(ROOT, "autograder", "checks", "correct.py"), os.path.join(ROOT, "autograder", "child", "entry.py"),
                os.path.join(SOLUTIONS, NAIVE.filename), np.__file__]
     before = {p: os.stat(p).st_mtime_ns for p in watched}
     result, A, B = run_module(tmp_path, cfg, read("tamper_files.py", GRADER=ROOT), backend)
@@ -245,7 +272,7 @@ def test_shipped_conftest_sitecustomize_numpy_are_never_imported(tmp_path, cfg):
     shutil.copy(os.path.join(SOLUTIONS, NAIVE.filename), folder)
     c = copy.deepcopy(cfg)
     c["limits"]["jobs"] = 2
-    report = grading.grade(str(folder), device="sim", seed=5, cfg=c)
+    report = engine.grade(str(folder), device="sim", seed=5, cfg=c)
     assert report.stages == ["naive"] and report.score == report.max_score > 0, [
         (c.name, c.output) for c in report.checks if c.status == "failed"]
 
@@ -299,7 +326,7 @@ SCAN = {"forge_results_json.py": ["calls open()"], "forge_result_file.py": ["imp
 
 @pytest.mark.parametrize("name", sorted(SCAN))
 def test_static_scan_flags_the_attack(name):
-    from autograder.submission import host_shortcuts
+    from autograder.scan import host_shortcuts
     findings = "\n".join(host_shortcuts(read(name, GRADER="/g", CANARY="/c", CANARY_DIR="/d", RESULTS="/r", PORT=1,
                                               ABSTRACT="a", LISTEN=2, SECONDS=3)))
     for expected in SCAN[name]:
@@ -346,17 +373,17 @@ def test_daemon_does_not_outlive_the_check(tmp_path, cfg, backend):
 
 def test_fork_bomb_is_contained(tmp_path, cfg, backend):
     """The bomb holds its processes while a good submission is graded beside it, then is killed."""
-    box = {}
-    bomb = threading.Thread(target=lambda: box.update(result=run_module(
+    held = {}
+    bomb = threading.Thread(target=lambda: held.update(result=run_module(
         tmp_path, cfg, read("fork_bomb.py"), backend, timeout=12, processes=200)[0]))
     bomb.start()
     time.sleep(3)
     good_after(cfg, backend)  # a whole grade at the same time: its children have uids of their own
     bomb.join()
-    result = box["result"]
+    result = held["result"]
     assert "HELD: fork failed" in result.log, result.log
     assert result.problem.startswith("not gradable: the check did not finish"), result.problem
-    assert result.uid is None or not sandbox._uid_pids(result.uid), "processes of the bomb outlived the check"
+    assert result.uid is None or not box._uid_pids(result.uid), "processes of the bomb outlived the check"
     good_child_after(cfg, backend)
 
 
@@ -423,9 +450,9 @@ def test_sockets_reach_nothing(tmp_path, cfg, backend):
 
 # -- out-of-bounds writes and races ------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["oob_near_edge.py", "oob_far.py"])
+@pytest.mark.parametrize("name", ["store one past the edge", "store far past C"])
 def test_out_of_bounds_writes(grade_text, cfg, name):
-    out = failed(grade_text("naive", read(name)), "correct")
+    out = failed(grade_text("naive", KNOWN_BAD[name].text), "correct")
     assert "IndexError" in out and "outside an array" in out
     good_after(cfg)
 
@@ -434,11 +461,11 @@ def test_race_is_caught_on_every_run(tmp_path, cfg):
     """The race detector's verdict on a racy tiled kernel is the same in three runs."""
     from autograder.submission import StageSource
     stage = stages.find("tiled")
-    src = StageSource(stage, "racy_tiled.py", read("racy_tiled.py"))
+    src = StageSource(stage, stage.filename, KNOWN_BAD["stage 2 without second barrier"].text)
     for run in range(3):
         workdir = tmp_path / f"run{run}"
         workdir.mkdir()
-        g = grading.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
+        g = engine.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
         M = 2 * 16
         inputs = {"A0": np.ones((M, M), np.float32), "B0": np.ones((M, M), np.float32)}
         result = g.run(g.job("run", "sim", count=1, instrument=True), inputs)
@@ -461,11 +488,11 @@ print("STATUS", [l for l in open("/proc/self/status").read().splitlines() if l.s
     log = result.log
     if os.geteuid() == 0:
         uid = int(log.split("UID ")[1].split()[0])
-        assert sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS and "[]" in log.split("UID ")[1].split("\n")[0]
+        assert box.UID_BASE <= uid < box.UID_BASE + box.UID_SLOTS and "[]" in log.split("UID ")[1].split("\n")[0]
         assert "'CapEff:\\t0000000000000000'" in log and "'NoNewPrivs:\\t1'" in log, log
     assert "GRADER ['autograder'] ['inputs.npz', 'result.npz', 's1_naive.py']" in log, log
     root = set(eval(log.split("ROOT ")[1].split("\n")[0]))
-    python = {p.strip("/").split("/")[0] for p in sandbox._host_paths()}  # the Python and venv folders' tops
+    python = {p.strip("/").split("/")[0] for p in view._host_paths()}  # the Python and venv folders' tops
     assert root <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "sys", "proc", "dev", "tmp",
                     "grader", "job"} | python, root
     assert not root & {"home", "root", "var", "srv", "mnt", "media", "boot", "run"} - python, root
@@ -473,7 +500,7 @@ print("STATUS", [l for l in open("/proc/self/status").read().splitlines() if l.s
 
 def test_sandbox_setting_bwrap_is_enforced(tmp_path, cfg, monkeypatch):
     """sandbox = "bwrap" where bubblewrap cannot run: every check is "not gradable", never a silent 0."""
-    monkeypatch.setitem(sandbox._probed, "bwrap", ("unavailable", "bwrap not installed"))
+    monkeypatch.setitem(backends._probed, "bwrap", ("unavailable", "bwrap not installed"))
     job = {"task": "compile", "device": "ptx", "module": NAIVE.module,
            "module_path": os.path.join(SOLUTIONS, NAIVE.filename)}
     result = sandbox.run_child(job, sim_limits(cfg, sandbox="bwrap"))
@@ -481,8 +508,8 @@ def test_sandbox_setting_bwrap_is_enforced(tmp_path, cfg, monkeypatch):
 
 
 def test_no_sandbox_warns_once(capsys, monkeypatch):
-    monkeypatch.setattr(sandbox, "_warned", [])
-    monkeypatch.setitem(sandbox._probed, "none", ("none", "sandbox = \"none\" in config.toml"))
+    monkeypatch.setattr(backends, "_warned", [])
+    monkeypatch.setitem(backends._probed, "none", ("none", "sandbox = \"none\" in config.toml"))
     assert sandbox.backend("none")[0] == "none"
     sandbox.backend("none")
     err = capsys.readouterr().err
@@ -498,7 +525,7 @@ def grade_gpu(text_or_path, tmp_path, cfg, **limits):
         path.write_text(text_or_path, encoding="utf-8")
     c = copy.deepcopy(cfg)
     c["limits"].update(limits)
-    return grading.grade(str(path), stage=NAIVE, device="gpu", seed=3, cfg=c)
+    return engine.grade(str(path), stage=NAIVE, device="gpu", seed=3, cfg=c)
 
 
 def good_after_gpu(tmp_path, cfg):
@@ -508,7 +535,7 @@ def good_after_gpu(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_sandbox_reaches_the_gpu(tmp_path, cfg):
     r = good_after_gpu(tmp_path, cfg)
     assert sandbox.backend(cfg["limits"].get("sandbox", "auto"))[0] in ("bwrap", "unshare")
@@ -516,7 +543,7 @@ def test_gpu_sandbox_reaches_the_gpu(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_memory_exhaustion(tmp_path, cfg):
     r = grade_gpu(read("gpu_memory_bomb.py"), tmp_path, cfg)
     out = failed(r, "correct")
@@ -525,26 +552,25 @@ def test_gpu_memory_exhaustion(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
-@pytest.mark.parametrize("name, why", [("oob_near_edge.py", "written past the end of C"),
-                                       ("oob_far.py", "GPU reported an error")])
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
+@pytest.mark.parametrize("name, why", [("store one past the edge", "written past the end of C"),
+                                       ("store far past C", "GPU reported an error")])
 def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
-    out = failed(grade_gpu(read(name), tmp_path, cfg), "correct")
+    out = failed(grade_gpu(KNOWN_BAD[name].text, tmp_path, cfg), "correct")
     assert why in out, out
     good_after_gpu(tmp_path, cfg)
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_kernel_that_never_ends(tmp_path, cfg):
-    with open(os.path.join(ROOT, "tests", "bad", "kernel_never_ends.py"), encoding="utf-8") as f:
-        r = grade_gpu(f.read(), tmp_path, cfg, check_timeout_s=20)
+    r = grade_gpu(KNOWN_BAD["kernel never ends"].text, tmp_path, cfg, check_timeout_s=20)
     assert "did not finish within 20 s" in failed(r, "correct")
     good_after_gpu(tmp_path, cfg)
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_cupy_shortcut(tmp_path, cfg):
     r = grade_gpu(read("cupy_shortcut.py"), tmp_path, cfg)
     assert "imports cupy" in shortcut(r).output and r.score == 0

@@ -1,0 +1,133 @@
+"""Trusted parent side: correct results. Compare a kernel's output with a float64 reference and explain a failure.
+
+Runs on plain float32 arrays returned by a child; the parent drew the inputs.
+"""
+import numpy as np
+
+from . import child_problem
+
+
+def reference(A, B):
+    return A.astype(np.float64) @ B.astype(np.float64)
+
+
+def relative_error(C, ref):
+    norm = np.linalg.norm(ref)
+    diff = np.linalg.norm(C.astype(np.float64) - ref)
+    return diff / norm if norm else diff
+
+
+def _close(C, candidate, tol):
+    return C.shape == candidate.shape and np.all(np.isfinite(C)) and relative_error(C, candidate) <= tol
+
+
+def _span(idx):
+    idx = np.unique(idx)
+    return f"{idx[0]}" if len(idx) == 1 else f"{idx[0]}..{idx[-1]}" + ("" if idx[-1] - idx[0] + 1 == len(idx) else f" ({len(idx)} of them)")
+
+
+def check_output(C, A, B, tol, tile=None):
+    """Return (passed, message) for one output of shape M x N."""
+    M, K = A.shape
+    N = B.shape[1]
+    ref = reference(A, B)
+    finite = np.isfinite(C)
+    err = relative_error(np.where(finite, C, 0), ref)
+    if finite.all() and err <= tol:
+        return True, f"{M}x{K} @ {K}x{N}: relative error {err:.1e}"
+    scale = np.abs(ref).max() or 1.0
+    wrong = ~finite | (np.abs(C - ref) > max(tol * 10, 1e-4) * scale)
+    if not wrong.any():  # small errors everywhere
+        wrong = np.abs(C - ref) > 0
+    rows, cols = np.nonzero(wrong)
+    r, c = rows[0], cols[0]
+    got = C[r, c]
+    lines = [f"{M}x{K} @ {K}x{N}: relative error {err:.2e} (limit {tol:.0e}); "
+             f"{wrong.sum()} of {M * N} elements wrong.",
+             f"First wrong element C[{r}, {c}]: expected {ref[r, c]:.6g}, got "
+             f"{'NaN (never written)' if np.isnan(got) else f'{got:.6g}'}.",
+             f"Wrong elements lie in rows {_span(rows)} and columns {_span(cols)}."]
+    lines.append("Likely cause: " + _likely_cause(C, A, B, ref, wrong, tile, tol))
+    return False, "\n".join(lines)
+
+
+def _likely_cause(C, A, B, ref, wrong, tile, tol):
+    M, K = A.shape
+    N = B.shape[1]
+    unwritten = np.isnan(C)
+    if tile and K % tile and K > tile and _close(C, reference(A[:, :K - K % tile], B[:K - K % tile]), 1e-4):
+        return (f"the last partial tile along K is ignored (K = {K} is not a multiple of TILE = {tile}): "
+                "loop over ceil(K / TILE) tiles and load zeros past the edge.")
+    if K == N and _close(C, reference(A, B.T), 1e-4):
+        return "B is indexed transposed (B[col, k] instead of B[k, col])."
+    if M == K and _close(C, reference(A.T, B), 1e-4):
+        return "A is indexed transposed (A[k, row] instead of A[row, k])."
+    if unwritten.all():
+        return "nothing was written to C: check that the kernel stores its result and that the grid is not empty."
+    if unwritten.any():
+        rows_missing = np.unique(np.nonzero(unwritten.all(axis=1))[0])
+        cols_missing = np.unique(np.nonzero(unwritten.all(axis=0))[0])
+        if len(rows_missing) and rows_missing[0] == min(N, M) and M != N:
+            return (f"rows {rows_missing[0]}.. are never written: the bounds guard compares the row with the "
+                    f"column count N = {N} instead of M = {M}.")
+        if len(cols_missing) and cols_missing[0] == min(N, M) and M != N:
+            return (f"columns {cols_missing[0]}.. are never written: the bounds guard compares the column with "
+                    f"the row count M = {M} instead of N = {N}.")
+        if len(rows_missing) or len(cols_missing):
+            return ("the edge blocks never store: the grid is too small (use ceil(M / block) and ceil(N / block)"
+                    " blocks) or the guard is off by one.")
+        return "some threads never store their element: check the guard and the grid size."
+    if wrong.all():
+        return "every element is wrong: check the indexing of A and B and the accumulation."
+    return ("some elements are wrong and the pattern is irregular: a race between threads (a missing barrier) "
+            "or a store from a thread outside C are the usual causes.")
+
+
+
+def explain_error(error):
+    """A child's error record as a sentence for students, with what to look at."""
+    kind, message = error["kind"], error["message"]
+    if kind == "index_error":
+        return (message + "\nA thread indexed outside an array: guard loads and stores with the right bounds "
+                "(row < M, col < N, k < K).")
+    if kind == "cuda_error":
+        return message + "\nThe GPU reported an error (often an out-of-bounds access); later checks run in new processes."
+    return message
+
+
+def judge(g, group, result, inputs, n_groups):
+    """The 'correct results: <group>' check of StageGrader `g`: every output of one child against its inputs."""
+    check = g.check("correct", f"correct results: {group}", 1.0 / n_groups)
+    problem = child_problem(result)
+    if problem:
+        return check.verdict(False, problem)
+    lines, ok = [], True
+    for i, facts in enumerate(result.facts["shapes"]):
+        A, B = inputs[f"A{i}"], inputs[f"B{i}"]
+        shape = f"{A.shape[0]}x{A.shape[1]} @ {B.shape[0]}x{B.shape[1]}"
+        if "error" in facts:
+            ok = False
+            lines.append(f"{shape}: {explain_error(facts['error'])}")
+            if facts["error"]["kind"] in ("launch", "not_implemented", "cuda_error"):
+                break
+            continue
+        C = result.arrays.get(f"C{i}")
+        if C is None or C.shape != (A.shape[0], B.shape[1]):
+            ok = False
+            lines.append(f"{shape}: no output came back")
+            continue
+        passed, message = check_output(C, A, B, g.tol, g.tile)
+        if facts.get("writes_past_end"):
+            passed = False
+            message += past_end_message(facts["writes_past_end"])
+        ok &= passed
+        lines.append(message)
+    missing = len(inputs) // 2 - len(result.facts["shapes"])
+    if missing > 0:
+        lines.append(f"{missing} more shape(s) not run after the error above")
+    return check.verdict(ok and missing <= 0, "\n".join(lines))
+
+
+def past_end_message(count):
+    return (f"\n{count} values were written past the end of C: threads outside C store anyway. "
+            "Guard the store with `if row < M and col < N`.")

@@ -1,0 +1,72 @@
+"""Untrusted side (grading child; also the notebook self-check): record a launcher's kernel launches, then run
+them on the grader's own arrays.
+
+The launcher is student code. While it runs, every CUDA kernel defined at the
+top level of its module is replaced by a recorder, so nothing executes; the
+grader then re-poisons C and runs the recorded launches itself. What is graded
+is therefore what the kernels alone computed: host-side work in the launcher
+cannot reach C. Each launch may receive only A, B, C (the very objects the
+grader passed) and plain numbers.
+"""
+import numbers
+
+
+def is_cuda_kernel(obj):
+    """True for a @cuda.jit kernel, on the GPU or in the simulator."""
+    cls = type(obj)
+    return cls.__name__ in ("CUDADispatcher", "FakeCUDAKernel") and cls.__module__.startswith("numba.cuda")
+
+
+class _RecordingKernel:
+    def __init__(self, name, kernel, launches):
+        self._name, self._kernel, self._launches = name, kernel, launches
+
+    def __getitem__(self, config):
+        def record(*args):
+            self._launches.append((self._name, self._kernel, config, args))
+        return record
+
+    def __getattr__(self, attr):
+        return getattr(self._kernel, attr)
+
+
+class LaunchError(Exception):
+    """The launcher broke the contract: wrong kernel, wrong arguments, no launch."""
+
+
+def record_launches(module, launcher_name, A, B, C):
+    """Call the launcher with the kernels swapped for recorders; return the launches."""
+    kernels = {n: k for n, k in vars(module).items() if is_cuda_kernel(k)}
+    launches = []
+    for name, kernel in kernels.items():
+        setattr(module, name, _RecordingKernel(name, kernel, launches))
+    try:
+        result = getattr(module, launcher_name)(A, B, C)
+    finally:
+        for name, kernel in kernels.items():
+            setattr(module, name, kernel)
+    if result is not None:
+        raise LaunchError(f"{launcher_name} returned {type(result).__name__}; it must write C and return None")
+    return launches
+
+
+def validate(launches, kernel_name, A, B, C):
+    """Raise LaunchError unless the stage kernel ran and every launch used only A, B, C and numbers."""
+    if not any(name == kernel_name for name, *_ in launches):
+        raise LaunchError(
+            f"the launcher never launched {kernel_name}; call it as {kernel_name}[blocks, threads](A, B, C)"
+            " by its module-level name")
+    allowed = (A, B, C)
+    for name, _, _, args in launches:
+        for pos, arg in enumerate(args):
+            if isinstance(arg, numbers.Number) or any(arg is x for x in allowed):
+                continue
+            raise LaunchError(
+                f"{name} was launched with argument {pos} of type {type(arg).__name__}; kernels may receive"
+                " only the A, B, C arrays the grader passed and plain numbers (no host-side copies)")
+
+
+def replay(launches):
+    """Run recorded launches in order."""
+    for _, kernel, config, args in launches:
+        kernel[config](*args)

@@ -1,0 +1,90 @@
+"""Untrusted side (grading child): the compile and run tasks. Facts about the compiled kernel, and C for each input pair."""
+import traceback
+
+
+def describe_error(exc, student_path):
+    """One readable paragraph for an exception raised in or under student code."""
+    if isinstance(exc, NotImplementedError):
+        return {"kind": "not_implemented", "message": f"not implemented yet: {exc}".rstrip(": ")}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == student_path]
+    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
+    kind = "cuda_error" if "Cuda" in type(exc).__name__ or "CUDA_ERROR" in str(exc) else "exception"
+    if isinstance(exc, IndexError):
+        kind = "index_error"
+    return {"kind": kind, "message": f"{type(exc).__name__}: {str(exc)[:800]}{where}"}
+
+
+def task_compile(job, module):
+    """Facts about the kernel compiled for the real GPU target (PTX for job['cc'])."""
+    import re
+    from numba import cuda, float32
+    from autograder.child.launches import is_cuda_kernel
+    kernel = getattr(module, job["kernel"], None)
+    facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
+             "defines_launcher": callable(getattr(module, job["launcher"], None)),
+             "constants": {k: getattr(module, k) for k in ("TILE", "TILE_PAD")
+                           if isinstance(getattr(module, k, None), int)}}
+    if not facts["is_cuda_kernel"]:
+        return facts, {}
+    sig = (float32[:, ::1], float32[:, ::1], float32[:, ::1])
+    try:
+        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
+    except Exception as exc:  # the GPU compiler rejected the kernel
+        facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
+        return facts, {}
+    facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
+    facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
+    if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU
+        from numba import void
+        signature = void(*sig)
+        kernel.compile(signature)
+        facts["registers"] = kernel.get_regs_per_thread(signature)
+        facts["shared_bytes"] = kernel.get_shared_mem_per_block(signature)
+        facts["local_bytes"] = kernel.get_local_mem_per_thread(signature)
+    return facts, {}
+
+
+def device_output(cuda, np, M, N):
+    """C as a view at the start of a NaN-filled buffer; the tail catches stores past C's end."""
+    guard = 64 * N + 1024
+    buf = cuda.to_device(np.full(M * N + guard, np.nan, np.float32))
+    return buf, buf[: M * N].reshape(M, N), guard
+
+
+def task_run(job, module, inputs):
+    """Run the launcher on each input pair; return every C and what happened."""
+    import numpy as np
+    from numba import cuda
+    from autograder.child import launches as L
+    facts, arrays = {"shapes": []}, {}
+    for i in range(job["count"]):
+        A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
+        M, N = A_host.shape[0], B_host.shape[1]
+        A, B = cuda.to_device(A_host), cuda.to_device(B_host)
+        buf, C, guard = device_output(cuda, np, M, N)
+        shape_facts = {}
+        facts["shapes"].append(shape_facts)
+        try:
+            recorded = L.record_launches(module, job["launcher"], A, B, C)
+            L.validate(recorded, job["kernel"], A, B, C)
+            buf.copy_to_device(np.full(M * N + guard, np.nan, np.float32))
+            if job.get("instrument"):
+                from autograder.sim.instrument import run_instrumented
+                shape_facts["instruments"] = run_instrumented(recorded, A, B, C, job)
+            else:
+                L.replay(recorded)
+            cuda.synchronize()
+        except L.LaunchError as exc:
+            shape_facts["error"] = {"kind": "launch", "message": str(exc)}
+            break
+        except Exception as exc:
+            shape_facts["error"] = describe_error(exc, job["module_path"])
+            if shape_facts["error"]["kind"] == "cuda_error":
+                break  # a sticky CUDA error poisons the context: stop this child
+            continue
+        out = buf.copy_to_host()
+        arrays[f"C{i}"] = out[: M * N].reshape(M, N)
+        tail = out[M * N:]
+        shape_facts["writes_past_end"] = int(np.count_nonzero(~np.isnan(tail)))
+        shape_facts["launches"] = len(recorded)
+    return facts, arrays

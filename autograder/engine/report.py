@@ -1,0 +1,102 @@
+"""Trusted parent side: a grade's checks and report, written as Gradescope results.json and as a readable summary."""
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass
+class Check:
+    stage: str
+    key: str          # the config points key, which names its module in autograder/checks/
+    name: str
+    max_score: float
+    score: float = 0.0
+    status: str = FAILED
+    output: str = ""
+
+    def verdict(self, passed, output):
+        self.status = PASSED if passed else FAILED
+        self.score = self.max_score if passed else 0.0
+        self.output = output
+        return self
+
+    def skip(self, why):
+        """Visible, counted neither pass nor fail: worth nothing in this run."""
+        self.status, self.score, self.max_score, self.output = SKIPPED, 0.0, 0.0, f"NOT RUN: {why}"
+        return self
+
+
+@dataclass
+class Report:
+    submission: str
+    device: str
+    seed: int
+    checks: list = field(default_factory=list)
+    leaderboard: list = field(default_factory=list)
+    stages: list = field(default_factory=list)
+    problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
+    seconds: float = 0.0
+    sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self):
+        return sum(c.max_score for c in self.checks)
+
+    @property
+    def provisional(self):
+        return any(c.status == SKIPPED for c in self.checks)
+
+
+def to_gradescope(report):
+    tests = [{"name": f"stage {c.stage}: {c.name}", "score": round(c.score, 4), "max_score": round(c.max_score, 4),
+              "status": c.status if c.status != "skipped" else "passed", "output": c.output,
+              "visibility": "visible", "tags": [c.stage, c.key, c.status]} for c in report.checks]
+    summary = f"Graded on the {'GPU' if report.device == 'gpu' else 'CUDA simulator (no GPU)'} in {report.seconds:.1f} s."
+    if report.provisional:
+        summary += (" PROVISIONAL: some checks (speed, GPU tools) were not run here and count neither way;"
+                    " the final grade comes from the GPU tier.")
+    out = {"score": round(report.score, 4), "max_score": round(report.max_score, 4), "output": summary,
+           "execution_time": round(report.seconds, 2), "visibility": "visible", "stdout_visibility": "hidden",
+           "tests": tests, "extra_data": {"device": report.device, "provisional": report.provisional,
+                                          "sandbox": report.sandbox,
+                                          "stages": report.stages}}
+    if report.leaderboard:
+        board = report.leaderboard[0]
+        out["leaderboard"] = [{"name": "TFLOP/s at N=%d" % board["n"], "value": round(board["tflops"], 3)}]
+        if "percent_of_cublas" in board:
+            out["leaderboard"].append({"name": "% of cuBLAS", "value": round(board["percent_of_cublas"], 1)})
+    return out
+
+
+def write_json_atomic(path, data):
+    """Write JSON so a reader never sees a half-written file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
+
+
+def summary(report):
+    lines = [f"{report.submission}: {report.score:g} / {report.max_score:g} points "
+             f"({'GPU' if report.device == 'gpu' else 'simulator'}, {report.seconds:.1f} s, seed {report.seed})"]
+    for c in report.checks:
+        lines.append(f"  {MARK[c.status]}  {c.score:4g}/{c.max_score:<4g} stage {c.stage}: {c.name}")
+        if c.status != "passed":
+            lines.extend("          " + ln for ln in c.output.splitlines()[:12])
+    if report.provisional:
+        lines.append("  Provisional: checks marked SKIP need a GPU and count neither way.")
+    return "\n".join(lines)

@@ -1,0 +1,246 @@
+"""`make gpu-check`: the whole GPU verification in one scripted run.
+
+Parts (all by default; pick with --part): the GPU-tier test suite
+(every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
+challenge's optimisation ladder against cuBLAS, verdict stability (the same
+speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
+the agreement of the simulator's instruments with racecheck and ncu. It prints
+Markdown rows for BENCHMARKS.md and writes them to --out.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from autograder import config, engine
+from autograder.checks import speed
+from autograder.gpu.tools import find_tool
+from autograder.stages import find
+from autograder.submission import collect
+
+from . import ladder
+from .mutants import mutate, solution_text
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
+GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py"]
+SPIN_TEMPLATE = '''
+
+@cuda.jit
+def spin_kernel(C, iterations):
+    """A single thread's dependent chain from a run-time seed: a delay the compiler cannot fold away."""
+    x = uint32(C.shape[1])
+    for i in range(iterations):
+        x = x * uint32(1664525) + uint32(1013904223)
+    if x == uint32(7):
+        C[0, 0] = float32(x)
+'''
+
+
+def environment():
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    import numba
+    import numba_cuda
+    versions = f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}, numpy {np.__version__}"
+    try:
+        import cupy
+        versions += f", cupy {cupy.__version__}"
+    except Exception:
+        pass
+    tools = []
+    for tool in ("compute-sanitizer", "ncu"):
+        path = find_tool(tool)
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip().splitlines() if path else []
+        tools.append(f"{tool}: {out[-1] if out else 'missing'}")
+    from autograder import sandbox
+    box, why = sandbox.backend(config.load()["limits"]["sandbox"])
+    tools.append(f"sandbox: {box}{' (' + why + ')' if why else ''}")
+    return f"{smi}; Python {platform.python_version()}; {versions}; " + "; ".join(tools)
+
+
+def part_tests():
+    started = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rA", "-m", "gpu", *GPU_TEST_FILES, "-p", "no:cacheprovider"],
+                       cwd=ROOT, capture_output=True, text=True)
+    print(p.stdout[-12000:], p.stderr[-3000:])
+    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "no output"
+    return f"### GPU-tier test suite\n\n`pytest -m gpu {' '.join(GPU_TEST_FILES)}`: {summary} ({time.perf_counter() - started:.0f} s)\n\n```\n" \
+           + "\n".join(ln for ln in p.stdout.splitlines() if ln.startswith(("  ", "GPU tier", "leaderboard", "PASSED", "FAILED", "SKIPPED", "ERROR"))) + "\n```\n"
+
+
+def part_ladder(n):
+    rows = ladder.measure(n, 10)
+    return f"### Optimisation ladder, N={n}\n\n" + ladder.table(rows, n) + "\n", rows
+
+
+def _speed_once(path, stage, cfg, seed):
+    src = collect(path, stage)[0]
+    with tempfile.TemporaryDirectory() as d:
+        g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
+        check = speed.judge(g)
+    return check, getattr(g, "speed", None)
+
+
+def _calibrate_spin():
+    """Milliseconds per iteration of spin_kernel, measured here."""
+    from numba import cuda, float32, uint32
+    ns = {"cuda": cuda, "float32": float32, "uint32": uint32}
+    exec(SPIN_TEMPLATE, ns)
+    C = cuda.device_array((1, 1), np.float32)
+    start, end = cuda.event(), cuda.event()
+    points = []
+    for iters in (20000, 200000):
+        ns["spin_kernel"][1, 1](C, iters)
+        times = []
+        for _ in range(5):
+            start.record()
+            ns["spin_kernel"][1, 1](C, iters)
+            end.record()
+            end.synchronize()
+            times.append(cuda.event_elapsed_time(start, end))
+        points.append((iters, statistics.median(times)))
+    (i0, t0), (i1, t1) = points
+    slope = (t1 - t0) / (i1 - i0)
+    return slope, t0 - slope * i0
+
+
+def slowed_solution(stage_name, iterations):
+    stage = find(stage_name)
+    with open(os.path.join(ROOT, "solutions", stage.filename)) as f:
+        text = f.read()
+    launch = f"    {stage.kernel}[blocks, (TILE, TILE)](A, B, C)"
+    assert launch in text
+    text = text.replace(launch, launch + f"\n    spin_kernel[1, 1](C, {iterations})")
+    return text.replace("from numba import cuda, float32", "from numba import cuda, float32, uint32") + SPIN_TEMPLATE
+
+
+def part_stability(cfg, runs=10):
+    lines = ["### Verdict stability", "",
+             f"Each row: the speed check of a stage run {runs} times in fresh grading children (fresh inputs each run).", "",
+             "| submission | verdicts | speedup median | min | max | CV of speedup |", "|---|---|---|---|---|---|"]
+    for name in ("tiled", "tiled_general", "tiled_transposed"):
+        stage = find(name)
+        path = os.path.join(ROOT, "solutions", stage.filename)
+        verdicts, ratios = [], []
+        for r in range(runs):
+            check, facts = _speed_once(path, stage, cfg, r)
+            verdicts.append(check.status)
+            ratios.append(facts["speedup"])
+        lines.append(_row(f"solution {stage.filename}", verdicts, ratios))
+    return "\n".join(lines) + "\n"
+
+
+def part_slowed(cfg, runs=10):
+    """The stage 2 solution slowed by a calibrated delay kernel to 0.9x and 1.1x of its speed threshold."""
+    stage = find("tiled")
+    rule = cfg["stages"]["tiled"]["speed"]
+    base = [_speed_once(os.path.join(ROOT, "solutions", stage.filename), stage, cfg, r)[1] for r in range(3)]
+    t_ref = statistics.median(x["reference_ms"] for x in base)
+    t_sol = statistics.median(x["student_ms"] for x in base)
+    slope, offset = _calibrate_spin()
+    lines = ["### Slowed solutions at the speed threshold", "",
+             f"Stage 2 solution {t_sol:.3f} ms, reference {t_ref:.3f} ms; delay kernel {slope * 1e6:.3f} ns per "
+             f"iteration + {offset * 1e3:.1f} us. Each row: {runs} speed checks in fresh grading children.", "",
+             "| submission | verdicts | speedup median | min | max | CV of speedup |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as d:
+        for factor in (0.9, 1.1):
+            target = t_ref / (factor * rule["min_speedup"])
+            iterations = max(1, int((target - t_sol - offset) / slope))
+            path = os.path.join(d, f"slowed_{factor}", stage.filename)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(slowed_solution("tiled", iterations))
+            verdicts, ratios = [], []
+            for r in range(runs):
+                check, facts = _speed_once(path, stage, cfg, 100 + r)
+                verdicts.append(check.status)
+                ratios.append(facts["speedup"] if facts else float("nan"))
+            lines.append(_row(f"stage 2 slowed to {factor}x of its {rule['min_speedup']}x threshold "
+                              f"(target {factor * rule['min_speedup']:.2f}x, {iterations} delay iterations)", verdicts, ratios))
+    return "\n".join(lines) + "\n"
+
+
+def _row(label, verdicts, ratios):
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in sorted(set(verdicts)))
+    cv = statistics.pstdev(ratios) / statistics.mean(ratios)
+    return f"| {label} | {counts} | {statistics.median(ratios):.3f} | {min(ratios):.3f} | {max(ratios):.3f} | {100 * cv:.2f}% |"
+
+
+def part_agreement(cfg):
+    """The simulator's instruments against racecheck and ncu on the same kernels."""
+    kernels = [
+        ("stage 2 solution", "tiled", solution_text("tiled")),
+        ("stage 2 without second barrier", "tiled", mutate("tiled", (
+            "            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n", "            acc += sA[ty, k] * sB[k, tx]\n"))),
+        ("stage 3 solution", "tiled_general", solution_text("tiled_general")),
+        ("stage 4 solution", "tiled_transposed", solution_text("tiled_transposed")),
+        ("stage 4 unpadded", "tiled_transposed", mutate("tiled_transposed", ("TILE_PAD = TILE + 1", "TILE_PAD = TILE"))),
+    ]
+    lines = ["### Simulator instruments vs GPU tools", "",
+             "| kernel | check | simulator | GPU tool | simulator says | GPU tool says |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as d:
+        for label, stage_name, text in kernels:
+            stage = find(stage_name)
+            path = os.path.join(d, label.replace(" ", "_"), stage.filename)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(text)
+            sim = engine.grade(path, stage=stage, device="sim", seed=5, cfg=cfg)
+            gpu = engine.grade(path, stage=stage, device="gpu", seed=5, cfg=cfg)
+            for key in ("races", "bank_conflicts"):
+                s = [c for c in sim.checks if c.key == key]
+                g = [c for c in gpu.checks if c.key == key]
+                if s and g:
+                    lines.append(f"| {label} | {key} | {s[0].status} | {g[0].status} | "
+                                 f"{s[0].output.splitlines()[0][:90]} | {g[0].output.splitlines()[0][:90]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", action="append", choices=["tests", "ladder", "stability", "slowed", "agreement"])
+    p.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check.md"))
+    p.add_argument("--n", type=int, default=4096)
+    args = p.parse_args(argv)
+    if not engine.gpu_available():
+        print("gpu-check needs an NVIDIA GPU (nvidia-smi found none)", file=sys.stderr)
+        return 2
+    cfg = config.load()
+    parts = args.part or ["tests", "ladder", "stability", "slowed", "agreement"]
+    header = (f"## GPU check, {datetime.date.today().isoformat()}\n\nDevice: {environment()}\n\n"
+              f"Command: `python -m tools.verify_gpu {' '.join(argv or sys.argv[1:])}`\n")
+    sections = [header]
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    for part in parts:
+        started = time.perf_counter()
+        if part == "tests":
+            sections.append(part_tests())
+        elif part == "ladder":
+            text, rows = part_ladder(args.n)
+            sections.append(text)
+            with open(os.path.splitext(args.out)[0] + "-ladder.json", "w") as f:
+                json.dump(rows, f, indent=2)
+        elif part == "stability":
+            sections.append(part_stability(cfg))
+        elif part == "slowed":
+            sections.append(part_slowed(cfg))
+        else:
+            sections.append(part_agreement(cfg))
+        sections[-1] += f"\n({part}: {time.perf_counter() - started:.0f} s)\n"
+        print(sections[-1], flush=True)
+        with open(args.out, "w") as f:
+            f.write("\n".join(sections))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
