@@ -6,6 +6,10 @@ STAMP := $(VENV)/.installed
 JOBS ?= 2
 # Course folder of `make release` and `make grade` (empty: build/course and demo_course).
 COURSE ?=
+# `make grade`: GPUS (how many, or which: 0,1), WORKERS (simulator tier), CLUSTER=slurm (docs/CLUSTER.md).
+GPUS ?=
+WORKERS ?=
+CLUSTER ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help venv exercises test notebooks grade release template gpu-check clean
@@ -35,8 +39,10 @@ release: $(STAMP)  ## nbgrader generate_assignment into COURSE (default build/co
 	$(PY) -m course.release $(COURSE)
 	$(PY) -m classroom.template --release $(or $(COURSE),build/course)/release/matmul
 
-grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1 regrades all
-	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(ARGS)
+grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1, GPUS=2, WORKERS=4, CLUSTER=slurm
+	$(if $(filter-out slurm,$(CLUSTER)),$(error CLUSTER=$(CLUSTER): the one cluster grading knows is CLUSTER=slurm))
+	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(if $(GPUS),--gpus $(GPUS)) \
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--slurm) $(ARGS)
 
 template: $(STAMP)  ## only the GitHub Classroom student template in build/template (runs the release into COURSE first)
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))

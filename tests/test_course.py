@@ -16,7 +16,7 @@ from autograder import engine as grading_engine
 from autograder.engine.report import PASSED
 from autograder.stages import STAGES
 from course import ASSIGNMENT, DEMO_COURSE, demo, grade_class, use_venv_tools
-from coursekit import ROOT, copy_course, graded_demo_course, released_course  # noqa: F401 (fixtures)
+from coursekit import ROOT, graded_demo_course, released_course  # noqa: F401 (fixtures)
 
 
 def test_demo_submissions_are_current(released_course, tmp_path):
