@@ -372,7 +372,8 @@ class ClassGrader:
         for student in names:
             if student in folders and self.collect_one(gb, student, folders[student], self.staged_path(student)):
                 stored += 1
-                self.write_csv(self.rows())
+        if stored:
+            self.write_csv(self.rows())
         return stored
 
     @contextlib.contextmanager
@@ -398,8 +399,17 @@ class ClassGrader:
     # -- the class --------------------------------------------------------
     def rows(self):
         rows = []
+        cache = self.__dict__.setdefault("_results_cache", {})  # results.json read again only when it changed
         for student, _ in submissions(self.coursedir, self.assignment):
-            data = read_results(self.results_path(student))
+            path = self.results_path(student)
+            try:
+                st = os.stat(path)
+                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            except OSError:
+                continue
+            if cache.get(path, (None,))[0] != stamp:
+                cache[path] = (stamp, read_results(path))
+            data = cache[path][1]
             if data is None:
                 continue
             course = data["extra_data"]["course"]

@@ -135,7 +135,13 @@ def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_t
     assert sorted(r["student"] for r in csv_rows(course)) == ["bob", "cy", "dee", "eve"]
     assert not os.path.exists(os.path.join(course, "feedback", "ada", ASSIGNMENT, "results.json"))
 
-    # 2. the same command again: lists the cancelled task, submits ada alone, waits and collects here
+    # 2. the same command again: lists the cancelled task, submits ada alone (on both cores: [slurm]
+    # settings are not part of the grading key), waits and collects here
+    toml = os.path.join(course, "autograder.toml")
+    with open(toml, encoding="utf-8") as f:
+        text = f.read()
+    with open(toml, "w", encoding="utf-8") as f:
+        f.write(text.replace("cpus_per_task = 1", "cpus_per_task = 2"))
     second = grade(course, "--wait")
     assert second.returncode == 0, second.stdout + second.stderr
     assert re.search(rf"ada: task {job}_0 CANCELLED", second.stdout), second.stdout
