@@ -307,3 +307,20 @@ def test_summary_shows_the_median_time_breakdown_of_the_keys_present():
     text = feedback.timing_summary(rows)
     assert text == "Time per submission (median of 2): total 28.0 s, children 20.0 s, startup 5.0 s"
     assert feedback.timing_summary([{"timing": {}}, {}]) == ""
+
+
+def test_class_benchmark_generates_every_kind_of_submission(tmp_path):
+    from course import class_benchmark
+    roster = class_benchmark.make_class(str(tmp_path / "class"), 7, check_timeout=30)
+    assert list(roster.values()) == list(class_benchmark.KINDS) + ["correct"]
+    assert "check_timeout_s = 30" in (tmp_path / "class" / "autograder.toml").read_text()
+    files = lambda student: {p.name: p.read_text() for p in (tmp_path / "class" / "submitted" / student / ASSIGNMENT).iterdir()}
+    correct, racy, cheating = files("s001-correct"), files("s003-racy"), files("s004-cheating")
+    assert sorted(correct) == [s.filename for s in STAGES]
+    assert correct["s2_tiled.py"].count("cuda.syncthreads()") == racy["s2_tiled.py"].count("cuda.syncthreads()") + 1
+    assert "copy_to_host() @" in cheating["s1_naive.py"] and "while acc == acc" in files("s005-hanging")["s1_naive.py"]
+    partial = files("s002-partial")
+    assert partial["s1_naive.py"] == correct["s1_naive.py"].replace("s001-correct", "s002-partial")
+    assert partial["s5_fast.py"] != correct["s5_fast.py"].replace("s001-correct", "s002-partial")
+    assert grade_class.submission_hash(str(tmp_path / "class" / "submitted" / "s001-correct" / ASSIGNMENT)) != \
+        grade_class.submission_hash(str(tmp_path / "class" / "submitted" / "s007-correct" / ASSIGNMENT))
