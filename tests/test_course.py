@@ -324,3 +324,13 @@ def test_class_benchmark_generates_every_kind_of_submission(tmp_path):
     assert partial["s5_fast.py"] != correct["s5_fast.py"].replace("s001-correct", "s002-partial")
     assert grade_class.submission_hash(str(tmp_path / "class" / "submitted" / "s001-correct" / ASSIGNMENT)) != \
         grade_class.submission_hash(str(tmp_path / "class" / "submitted" / "s007-correct" / ASSIGNMENT))
+
+
+def test_slurm_without_slurm_commands_says_so(tmp_path, monkeypatch, capsys):
+    course = small_course(str(tmp_path), ["a"])
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))  # no sbatch here
+    assert grade_class.main([course, "--slurm", "--device", "sim"]) == 2
+    assert "sbatch not found: run this on a machine of the Slurm cluster" in capsys.readouterr().err
+    (tmp_path / "autograder.toml").write_text("[slurm]\nbatch = 0\n")
+    assert grade_class.main([course, "--slurm", "--device", "sim"]) == 2
+    assert "[slurm] batch must be 1 or more" in capsys.readouterr().err
