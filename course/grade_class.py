@@ -487,7 +487,7 @@ class ClassGrader:
         with self.collecting() as gb:
             collected = self.collect_staged(gb, found)
             todo = self.todo(found)
-            slots, jobs = self.plan(len(todo))
+            slots, jobs = self.plan(len(todo)) if todo else ([], None)
             pool = len(slots) > 1 or self.device == "gpu"
             self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
                      f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
