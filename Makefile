@@ -45,10 +45,11 @@ release: $(STAMP)  ## nbgrader release into COURSE (default build/course), the C
 grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1 regrades all
 	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(ARGS)
 
-grade-repos: $(STAMP)  ## grade of record: ROSTER=students.csv DEADLINE=... [ASSIGNMENT=matmul] [COURSE=build/ASSIGNMENT-of-record] [REPO_URL=...]
+grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=... CLASSROOM=... (or REPO_URL=...) [REF=submit-tag] [DRY_RUN=1]
 	$(PY) -m course.grade_repos --roster "$(ROSTER)" --assignment "$(ASSIGNMENT)" --deadline "$(DEADLINE)" \
 		--course "$(or $(COURSE),build/$(ASSIGNMENT)-of-record)" $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
-		$(if $(ORG),--org "$(ORG)") $(if $(FORCE),--force) $(ARGS)
+		$(if $(ORG),--org "$(ORG)" --classroom "$(CLASSROOM)") $(if $(REF),--ref $(REF)) $(if $(FORCE),--force) \
+		$(if $(DRY_RUN),--dry-run) $(if $(ARGS),-- $(ARGS))
 
 template: $(STAMP)  ## only the legacy GitHub Classroom student template in build/template (runs the release into COURSE first)
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
