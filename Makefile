@@ -8,6 +8,7 @@ JOBS ?= 2
 COURSE ?=
 # Classroom 50: the classroom's short name, the folder `make release` writes under build/classroom50/config/.
 CLASSROOM ?= CLASSROOM
+CLASSROOM50_OUT ?= build/classroom50
 # `make grade-repos`: the roster (Classroom 50's roster.csv format), the assignment and the deadline.
 ROSTER ?=
 ASSIGNMENT ?= matmul
@@ -39,7 +40,8 @@ notebooks: $(STAMP)  ## regenerate notebooks/*.py from solutions/ + notebooks/pr
 
 release: $(STAMP)  ## nbgrader release into COURSE (default build/course), the Classroom 50 files in build/classroom50, the legacy template
 	$(PY) -m course.release $(COURSE)
-	$(PY) -m classroom.c50 build --release $(or $(COURSE),build/course)/release/matmul --classroom $(CLASSROOM)
+	$(PY) -m classroom.c50 build --release $(or $(COURSE),build/course)/release/matmul --classroom $(CLASSROOM) \
+		--out $(CLASSROOM50_OUT)
 	$(PY) -m classroom.template --release $(or $(COURSE),build/course)/release/matmul
 
 grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1 regrades all

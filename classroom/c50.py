@@ -270,26 +270,32 @@ def bundle_size(folder):
     return len(buf.getvalue())
 
 
-def build(release_dir, out=OUT, classroom="CLASSROOM", assignment="matmul"):
-    """Write OUT/config/CLASSROOM/autograders/ASSIGNMENT/ (autograder.py + grader/), the runtime blocks
-    and OUT/template/ (the student template for Classroom 50: no workflow, Classroom 50 adds its own)."""
-    from . import template
-    out = os.path.abspath(out)
-    config = os.path.join(out, "config")
-    if os.path.isdir(config):
-        shutil.rmtree(config)
-    bundle_dir = os.path.join(config, classroom, "autograders", assignment)
+def write_bundle(config, classroom="CLASSROOM", assignment="matmul"):
+    """CONFIG/CLASSROOM/autograders/ASSIGNMENT/: autograder.py and grader/ (the grader-only files); its path."""
+    from .template import TemplateError
+    bundle_dir = os.path.join(os.path.abspath(config), classroom, "autograders", assignment)
+    if os.path.isdir(bundle_dir):
+        shutil.rmtree(bundle_dir)
     os.makedirs(bundle_dir)
     shutil.copyfile(os.path.join(FILES, "autograder.py"), os.path.join(bundle_dir, "autograder.py"))
     for path, name in grader_files():
         dest = os.path.join(bundle_dir, "grader", name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy2(path, dest)
-    for name in ("runtime-gpu.json", "runtime-hosted.json"):
-        shutil.copyfile(os.path.join(FILES, name), os.path.join(out, name))
     size = bundle_size(bundle_dir)
     if size > BUNDLE_LIMIT:
-        raise template.TemplateError(f"{bundle_dir} packs to {size} bytes; Classroom 50 fetches at most {BUNDLE_LIMIT}")
+        raise TemplateError(f"{bundle_dir} packs to {size} bytes; Classroom 50 fetches at most {BUNDLE_LIMIT}")
+    return bundle_dir
+
+
+def build(release_dir, out=OUT, classroom="CLASSROOM", assignment="matmul"):
+    """Write OUT/config/CLASSROOM/autograders/ASSIGNMENT/ (autograder.py + grader/), the runtime blocks
+    and OUT/template/ (the student template for Classroom 50: no workflow, Classroom 50 adds its own)."""
+    from . import template
+    out = os.path.abspath(out)
+    write_bundle(os.path.join(out, "config"), classroom, assignment)
+    for name in ("runtime-gpu.json", "runtime-hosted.json"):
+        shutil.copyfile(os.path.join(FILES, name), os.path.join(out, name))
     template.build(release_dir, os.path.join(out, "template"), flavor="classroom50")
     return out
 
