@@ -10,7 +10,8 @@ feedback. This command makes the grade from the same repositories, on the
 instructor's machine, with the grader the instructor holds:
 
 1. Reads the roster in Classroom 50's format (``CLASSROOM/roster.csv`` of the
-   classroom50 repository: ``username,first_name,last_name,email,section,github_id``).
+   classroom50 repository: ``username,first_name,last_name,email,section`` and
+   optionally ``github_id``, ``role``, ``repository``).
 2. Fetches each student's repository into ``COURSE/repos/<username>.git`` (a bare
    copy, every branch and tag; later runs fetch again). The address is
    ``--repo-url`` with ``{org}``, ``{classroom}``, ``{assignment}`` and ``{username}``
@@ -50,7 +51,9 @@ import tempfile
 
 from . import ASSIGNMENT, ROOT
 
-ROSTER_COLUMNS = ("username", "first_name", "last_name", "email", "section", "github_id")
+# Classroom 50's roster.csv: username,first_name,last_name,email,section,github_id,role; `gh teacher roster
+# import` takes the first five (github_id and role are filled in by Classroom 50), and so does this.
+ROSTER_COLUMNS = ("username", "first_name", "last_name", "email", "section")
 DEFAULT_REPO_URL = "https://github.com/{org}/{classroom}-{assignment}-{username}.git"
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 SUBMIT_TAG_TIME = re.compile(r"^submit/(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z-")
@@ -81,8 +84,8 @@ def read_roster(path):
     missing = [c for c in ROSTER_COLUMNS if c not in header]
     if missing:
         raise RepoError(f"{path}, line 1: the header lacks {', '.join(missing)}. Classroom 50's roster "
-                        f"(CLASSROOM/roster.csv in your classroom50 repository) has the columns "
-                        f"{','.join(ROSTER_COLUMNS)}; add the missing ones (they may be empty except username)")
+                        f"(CLASSROOM/roster.csv in your classroom50 repository) starts with the columns "
+                        f"{','.join(ROSTER_COLUMNS)}; add the missing ones (all but username may be empty)")
     students, seen = [], {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
@@ -419,7 +422,7 @@ def main(argv=None):
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
     p = argparse.ArgumentParser(prog="python -m course.grade_repos", description=__doc__.splitlines()[0])
-    p.add_argument("--roster", required=True, help="Classroom 50 roster CSV (username,first_name,...,github_id)")
+    p.add_argument("--roster", required=True, help="Classroom 50 roster CSV (username,first_name,last_name,email,section[,...])")
     p.add_argument("--deadline", required=True, help="ISO 8601 with a time zone, e.g. 2026-12-01T23:59:00Z")
     p.add_argument("--assignment", default=ASSIGNMENT, help="assignment slug (default: %(default)s)")
     p.add_argument("--course", help="course folder for the clones, gradebook and grades (default: build/ASSIGNMENT-of-record)")

@@ -22,7 +22,7 @@ DEADLINE = "2026-03-02T00:00:00Z"
 BEFORE = "2026-03-01T12:00:00+00:00"       # on time
 EARLY = "2026-02-20T12:00:00+00:00"
 LATE = "2026-03-03T09:00:00+00:00"         # after the deadline
-HEADER = "username,first_name,last_name,email,section,github_id\n"
+HEADER = "username,first_name,last_name,email,section,github_id,role\n"   # Classroom 50's roster.csv
 
 
 def git(cwd, *args, when=None):
@@ -95,7 +95,7 @@ def repos(tmp_path):
     git(mal, "push", "-q", "-f", "origin", "main")
 
     roster = tmp_path / "roster.csv"
-    roster.write_text(HEADER + "ada,Ada,L,,A,1\nmal,Mal,R,,A,2\nnobody,No,Body,,B,3\n", encoding="utf-8")
+    roster.write_text(HEADER + "ada,Ada,L,,A,1,student\nmal,Mal,R,,A,2,student\nnobody,No,Body,,B,3,\n", encoding="utf-8")
     return tmp_path, roster, str(tmp_path / "remote" / "{username}.git")
 
 
@@ -108,7 +108,7 @@ def by_name(records):
 
 
 @pytest.mark.parametrize("text, wanted", [
-    ("username,first_name,last_name,email,section\nada,A,L,,1\n", ["line 1", "github_id", "roster.csv"]),
+    ("username,first_name,last_name,email\nada,A,L,\n", ["line 1", "section", "roster.csv"]),
     (HEADER + "ada,A,L,,1,1\nada,A,L,,1,1\n", ["line 3", "already on line 2"]),
     (HEADER + "ada,A,L,,1,1\nnot a login,B,C,,1,2\n", ["line 3", "not a GitHub login"]),
     (HEADER, ["no students"]),
