@@ -15,7 +15,7 @@ ASSIGNMENT ?= matmul
 DEADLINE ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv exercises test grade grade-one grade-repos release template gpu-check clean
+.PHONY: help venv exercises test notebooks grade grade-repos release template gpu-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -57,7 +57,7 @@ template: $(STAMP)  ## only the legacy GitHub Classroom student template in buil
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
 
 gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
-	$(PY) -m autograder.gpu_check
+	$(PY) -m tools.verify_gpu
 
 clean:  ## remove generated build output (keeps .venv)
 	rm -rf build .pytest_cache

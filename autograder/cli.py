@@ -3,7 +3,7 @@ import argparse
 import sys
 
 from . import config as config_mod
-from . import results
+from .engine import report as results
 from .stages import STAGES, find
 from .submission import SubmissionError
 
@@ -24,7 +24,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from .grading import grade
+    from .engine import grade
     try:
         cfg = config_mod.load(args.config)
         report = grade(args.submission, stage=find(args.stage) if args.stage else None, device=args.device,

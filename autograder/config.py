@@ -1,10 +1,20 @@
-"""Load autograder/config.toml, the one file instructors edit, and check it."""
+"""Both sides: load autograder/config.toml, the one file instructors edit, and check it against its schema.
+
+The schema below declares every key once: its type, its default (what the
+shipped config.toml holds) and what it does. Loading fails on an unknown key,
+a missing key or a value of the wrong type, and the message names the key,
+the file and the line, so a typo such as ``chek_timeout_s = 60`` is an error
+at once, not a KeyError in the middle of a class.
+"""
 import os
+import re
 import tomllib
+from dataclasses import dataclass
 
 from .stages import STAGES
 
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.toml")
+# The checks a stage may give points for; each names its module in autograder/checks/.
 CHECKS = ("compiles", "shared_memory", "correct", "races", "bank_conflicts", "data_reuse", "speed")
 
 
@@ -12,23 +22,162 @@ class ConfigError(ValueError):
     pass
 
 
+@dataclass(frozen=True)
+class Key:
+    type: object      # float, int, str, bool, "ints" (a list of ints), "points" or "speed_rule"
+    default: object
+    help: str
+
+
+SCHEMA = {
+    "grading": {
+        "relative_error": Key(float, 1e-5, "largest relative Frobenius error against the float64 reference that passes"),
+        "compute_capability": Key("ints", [9, 0], "GPU compute capability the PTX compile targets, as [major, minor]"),
+    },
+    "limits": {
+        "check_timeout_s": Key(int, 240, "wall-clock seconds one grading child may run before it is killed"),
+        "cpu_s": Key(int, 480, "CPU seconds one child may use (RLIMIT_CPU)"),
+        "file_bytes": Key(int, 268435456, "largest file a child may write, its output log included (RLIMIT_FSIZE)"),
+        "log_bytes": Key(int, 8192, "bytes of a child's output kept for the report (the tail)"),
+        "result_bytes": Key(int, 268435456, "largest result file the parent will read"),
+        "sim_address_space_bytes": Key(int, 8589934592, "address-space limit of simulator children (0 = none)"),
+        "data_bytes": Key(int, 17179869184, "private memory of every child (RLIMIT_DATA; 0 = none)"),
+        "jobs": Key(int, 0, "grading children run at once in the simulator tier (0 = one per CPU core)"),
+        "sandbox": Key(str, "auto", "sandbox backend: auto, bwrap, unshare or none (docs/SANDBOX.md)"),
+        "processes": Key(int, 2048, "processes and threads one child may have (RLIMIT_NPROC on its own uid)"),
+        "scratch_bytes": Key(int, 268435456, "size of the child's writable /tmp (a tmpfs)"),
+    },
+    "speed": {
+        "n": Key(int, 2048, "square size N of the speed check"),
+        "warmup": Key(int, 3, "untimed runs before timing"),
+        "repeats": Key(int, 15, "timed runs per kernel (the median counts)"),
+        "leaderboard_n": Key(int, 4096, "size N of the challenge leaderboard run"),
+    },
+    "structure": {
+        "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least TILE * this often"),
+    },
+}
+STAGE_KEYS = {
+    "points": Key("points", None, "points per check, e.g. { compiles = 1, correct = 6 }; checks: " + ", ".join(CHECKS)),
+    "speed": Key("speed_rule", None, "{ reference = <kernel in autograder/child/references.py>, min_speedup = "
+                                      "<reference time / student time> }; needed when the stage has speed points"),
+}
+SPEED_RULE = {"reference": Key(str, None, "reference kernel"), "min_speedup": Key(float, None, "speedup needed")}
+
+
 def load(path=None):
-    """Return the config as a dict; raise ConfigError naming a bad key."""
+    """Return the config as a dict; raise ConfigError naming a bad key, its file and line."""
     path = path or os.environ.get("AUTOGRADER_CONFIG") or DEFAULT_PATH
     try:
         with open(path, "rb") as f:
-            cfg = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+            raw = f.read()
+        cfg = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from exc
-    for section in ("grading", "limits", "speed", "stages", "structure"):
-        if section not in cfg:
-            raise ConfigError(f"{path}: missing section [{section}]")
-    for stage in STAGES:
-        entry = cfg["stages"].get(stage.name)
-        if entry is None:
-            raise ConfigError(f"{path}: missing [stages.{stage.name}]")
-        unknown = set(entry.get("points", {})) - set(CHECKS)
-        if unknown:
-            raise ConfigError(f"{path}: [stages.{stage.name}] points has unknown checks {sorted(unknown)}; known: {CHECKS}")
+    _Checker(path, raw.decode("utf-8")).check(cfg)
     cfg["path"] = path
     return cfg
+
+
+class _Checker:
+    """Checks a parsed config against SCHEMA; locates keys in the text for the messages."""
+
+    def __init__(self, path, text):
+        self.path, self.lines = path, text.splitlines()
+
+    def line_of(self, table, key=None):
+        """1-based line of `key` inside [table] (or of the table's header), or None."""
+        header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, table.split("."))) + r"\s*\]\s*(#.*)?$")
+        start = next((i for i, ln in enumerate(self.lines) if header.match(ln)), None)
+        if start is None or key is None:
+            return None if start is None else start + 1
+        for i in range(start + 1, len(self.lines)):
+            if re.match(r"^\s*\[", self.lines[i]):
+                break
+            if re.match(r"^\s*" + re.escape(key) + r"\s*=", self.lines[i]):
+                return i + 1
+        return start + 1
+
+    def fail(self, table, key, problem):
+        line = self.line_of(table, key)
+        where = f"{self.path}:{line}" if line else self.path
+        raise ConfigError(f"{where}: [{table}] {key + ': ' if key else ''}{problem}")
+
+    def check(self, cfg):
+        for section in cfg:
+            if section not in SCHEMA and section != "stages":
+                self.fail(section, None, f"unknown section; known: {', '.join(list(SCHEMA) + ['stages'])}")
+        for section, keys in SCHEMA.items():
+            if section not in cfg:
+                raise ConfigError(f"{self.path}: missing section [{section}]")
+            self.table(section, cfg[section], keys)
+        stages = cfg.get("stages")
+        if not isinstance(stages, dict):
+            raise ConfigError(f"{self.path}: missing section [stages]")
+        names = [s.name for s in STAGES]
+        for name in stages:
+            if name not in names:
+                self.fail(f"stages.{name}", None, f"unknown stage; stages: {', '.join(names)}")
+        for name in names:
+            if name not in stages:
+                raise ConfigError(f"{self.path}: missing [stages.{name}]")
+            self.stage(name, stages[name])
+
+    def table(self, table, values, keys):
+        for key in values:
+            if key not in keys:
+                close = [k for k in keys if _similar(k, key)]
+                hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(keys)}"
+                self.fail(table, key, f"unknown key{hint}")
+        for key, spec in keys.items():
+            if key not in values:
+                default = f"; the default is {key} = {spec.default!r}" if spec.default is not None else ""
+                self.fail(table, None, f"missing key {key!r} ({spec.help}){default}")
+            problem = _type_problem(values[key], spec.type)
+            if problem:
+                self.fail(table, key, f"{problem} ({spec.help})")
+
+    def stage(self, name, entry):
+        table = f"stages.{name}"
+        if "speed" not in entry.get("points", {}):
+            entry_keys = {"points": STAGE_KEYS["points"]}
+            if "speed" in entry:
+                self.fail(table, "speed", "a speed rule without speed points: add speed to points or remove it")
+        else:
+            entry_keys = STAGE_KEYS
+        self.table(table, entry, entry_keys)
+        for check, points in entry["points"].items():
+            if check not in CHECKS:
+                self.fail(table, "points", f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
+            if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+                self.fail(table, "points", f"{check} = {points!r} must be a number of points, 0 or more")
+        if "speed" in entry_keys:
+            self.table(table, entry["speed"], SPEED_RULE)
+
+
+def _type_problem(value, want):
+    if want == "points":
+        return "" if isinstance(value, dict) else "must be a table of points per check"
+    if want == "speed_rule":
+        return "" if isinstance(value, dict) else "must be a table { reference = ..., min_speedup = ... }"
+    if want == "ints":
+        ok = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        return "" if ok else f"must be a list of integers, not {value!r}"
+    if isinstance(value, bool) and want is not bool:
+        return f"must be a{'n' if want is int else ''} {want.__name__}, not a boolean"
+    if want is float and isinstance(value, (int, float)):
+        return ""
+    if not isinstance(value, want):
+        return f"must be a{'n' if want is int else ''} {want.__name__}, not {type(value).__name__} {value!r}"
+    return ""
+
+
+def _similar(a, b):
+    """True for names one typo apart (a letter dropped, added, changed or two swapped)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]])
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))

@@ -2,17 +2,17 @@
 
 A self-check cell calls ``check("tiled")``. It finds the stage's kernel and
 launcher in the notebook's globals and runs them the way the grader does
-(autograder.launches: record the launches, check they use only A, B, C,
+(autograder/child/launches.py: record the launches, check they use only A, B, C,
 replay them on fresh arrays) on the stage's simulator shapes, and explains a
-wrong result with autograder.verdicts. In the simulator it also replays one
-launch with autograder.siminstruments on (races, bank conflicts, global loads)
+wrong result with autograder/checks/correct.py. In the simulator it also replays one
+launch with the simulator's instruments (autograder/sim) on (races, bank conflicts, global loads)
 and draws the data-reuse figures; on a GPU it times the kernel against the
 reference kernels over a few sizes and plots that instead.
 
 It never raises for anything the student's code does: every problem is a
 printed FAIL line, and a stub says "not implemented yet". It is not a grade:
 code running in a notebook kernel can patch anything there, so grades come
-only from ``make grade`` (autograder.grading, separate processes).
+only from ``make grade`` (autograder/engine, separate processes).
 """
 import inspect
 import sys
@@ -21,10 +21,11 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import config as config_mod
-from . import launches as L
-from . import verdicts
-from .stages import find
-from .submission import host_shortcuts, unimplemented
+from .checks import bank_conflicts, correct, data_reuse, races
+from .child import launches as L
+from .child.tasks import device_output
+from .stages import INSTRUMENT_CHECKS, find
+from .scan import host_shortcuts, unimplemented
 
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
 GPU_REPEATS = 5                        # timed runs per kernel and size (the median counts)
@@ -79,13 +80,6 @@ def _source(obj):
         return ""
 
 
-def _device_output(cuda, np, M, N):
-    """C as a view at the start of a NaN-filled buffer; the tail catches stores past C's end (as the grader does)."""
-    guard = 64 * N + 1024
-    buf = cuda.to_device(np.full(M * N + guard, np.nan, np.float32))
-    return buf, buf[: M * N].reshape(M, N), guard
-
-
 def _explain(exc):
     if isinstance(exc, L.LaunchError):
         return str(exc)
@@ -135,14 +129,14 @@ class _Run:
         """(A, B, C, facts): the stage's launches recorded and replayed on fresh inputs; raises on problems."""
         np, cuda = self.np, self.cuda
         A, B, dA, dB = self.inputs(M, K, N)
-        buf, dC, guard = _device_output(cuda, np, M, N)
+        buf, dC, guard = device_output(cuda, np, M, N)
         recorded = L.record_launches(self.module, self.stage.launcher, dA, dB, dC)
         L.validate(recorded, self.stage.kernel, dA, dB, dC)
         facts = None
         if instrument:
-            from . import siminstruments
+            from .sim.instrument import run_instrumented
             kernel_file = self.ns[self.stage.kernel].py_func.__code__.co_filename
-            facts = siminstruments.run_instrumented(recorded, dA, dB, dC, {"module_path": kernel_file})
+            facts = run_instrumented(recorded, dA, dB, dC, {"module_path": kernel_file})
         else:
             L.replay(recorded)
         cuda.synchronize()
@@ -186,7 +180,7 @@ class _Run:
                     ok = False
                     lines.append(f"{M}x{K} @ {K}x{N}: {_explain(exc)}")
                     break
-                passed, message = verdicts.check_output(C, A, B, self.tol, self.tile)
+                passed, message = correct.check_output(C, A, B, self.tol, self.tile)
                 if past_end:
                     passed = False
                     message += (f"\n{past_end} values were written past the end of C: threads outside C store "
@@ -197,29 +191,28 @@ class _Run:
 
     def instruments(self):
         """Replay one product with the simulator's instruments on; judge what the grader judges."""
-        from . import siminstruments as si
         t = self.tile or 16
-        # one to four blocks: the simulator runs one Python thread per CUDA thread
-        n = {"naive": 16, "tiled": 2 * t, "tiled_general": 2 * t, "tiled_transposed": t}.get(self.stage.name, 32)
+        keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
+        # the grader's shape for the judged checks; for the figure alone, one to four blocks
+        M, K, N = self.stage.instrument_shape(t, keys) if keys else (16 if self.stage.name == "naive" else 32,) * 3
         try:
-            A, B, C, _, facts = self.launch(n, n, n, instrument=True)
+            A, B, C, _, facts = self.launch(M, K, N, instrument=True)
         except Exception as exc:
             self.add("simulator instruments", False, "the instrumented run failed: " + _explain(exc))
             return
-        self.report.figures["instruments"] = {"n": n, "tile": self.tile, "global_loads": facts.get("global_loads"),
+        self.report.figures["instruments"] = {"shape": [M, K, N], "tile": self.tile, "global_loads": facts.get("global_loads"),
                                               "bank_conflicts": facts.get("bank_conflicts")}
-        if "races" in self.points:
-            self.add("no shared-memory races (simulator race detector)", *si.judge_races(facts))
-        if "bank_conflicts" in self.points:
-            self.add("no shared-memory bank conflicts (simulator bank counter)", *si.judge_bank_conflicts(facts))
-        if "data_reuse" in self.points:
-            self.add("each global load of A and B reused at least TILE/2 times",
-                     *si.judge_data_reuse(facts, t, self.cfg["structure"]["reuse_fraction"]))
+        if "races" in keys:
+            self.add(races.SIM_NAME, *races.judge_sim(facts))
+        if "bank_conflicts" in keys:
+            self.add(bank_conflicts.SIM_NAME, *bank_conflicts.judge_sim(facts))
+        if "data_reuse" in keys:
+            self.add(data_reuse.NAME, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
 
     def timings(self):
         """Median milliseconds of the student's kernel and the references over GPU_SIZES."""
         np, cuda = self.np, self.cuda
-        from .references import REFERENCES
+        from .child.references import REFERENCES
         refs = ["naive_coalesced"] + (["transposed_unpadded"] if self.stage.padded_b else [])
         rows = {"yours": []}
         rows.update({r: [] for r in refs})
@@ -292,8 +285,8 @@ class _Run:
             ax.text(i, v, f"{v:g}", ha="center", va="bottom")
         ax.set_ylim(0, max(values) * 1.15)
         ax.set_ylabel("global loads per output element")
-        n = inst["n"]
-        ax.set_title(f"Global traffic at {n}x{n}x{n} (simulator count)")
+        M, K, N = inst["shape"]
+        ax.set_title(f"Global traffic at M x K x N = {M}x{K}x{N} (simulator count)")
         if panels == 2:
             ax = axes[0][1]
             labels = [f"{r['array'].split(' (')[0]} load, line {r['line']}" for r in banks] + ["unpadded sBT, for comparison"]

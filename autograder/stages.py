@@ -2,6 +2,8 @@
 exercise generator and the README table all read it."""
 from dataclasses import dataclass
 
+# The checks judged from the simulator's instruments (autograder/sim).
+INSTRUMENT_CHECKS = ("races", "bank_conflicts", "data_reuse")
 # (M, K, N) shapes. Simulated sizes stay small: the simulator runs one Python
 # thread per CUDA thread (a 16-tiled 64 x 64 product takes about 10 s).
 DEGENERATE = [(1, 1, 1), (7, 1, 5)]
@@ -33,6 +35,17 @@ class Stage:
             return {"one tile": [(tile, tile, tile)], "2 x 2 tiles": [(2 * tile,) * 3]}
         return {"1x1 and K=1": DEGENERATE, "sizes that are not multiples of the tile": EDGES,
                 "tall and wide rectangles": RECTANGLES}
+
+    def instrument_shape(self, tile, checks):
+        """(M, K, N) of the simulator's instrumented run that judges `checks` (races, bank_conflicts,
+        data_reuse): the grader and the notebook self-check both take it from here.
+
+        Data reuse is measured at 2 x 2 whole tiles; a missing second barrier needs two tiles along K to
+        show; one block along M and N is enough for bank conflicts (a 1024-thread block costs seconds in
+        the simulator)."""
+        if "data_reuse" in checks:
+            return (2 * tile,) * 3
+        return (tile, tile + 8, tile)
 
     def gpu_shape_groups(self, tile):
         """Named groups of (M, K, N) shapes checked on the GPU."""

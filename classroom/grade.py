@@ -46,7 +46,7 @@ def _source(path):
 
 def is_implemented(stage, source):
     """True when neither the stage's kernel nor its launcher still raises NotImplementedError."""
-    from autograder.submission import unimplemented
+    from autograder.scan import unimplemented
     return source is not None and not unimplemented(source, [stage.kernel, stage.launcher])
 
 
@@ -142,8 +142,8 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
     import json
 
     from autograder import config as config_mod
-    from autograder import grading
-    from autograder.results import write_json_atomic
+    from autograder import engine
+    from autograder.engine.report import write_json_atomic
     from autograder.stages import STAGES
 
     student_dir, out_dir = os.path.abspath(student_dir), os.path.abspath(out_dir)
@@ -151,7 +151,7 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
     results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
     stages = stages or STAGES
     if device == "auto":
-        device = "gpu" if grading.gpu_available() else "sim"
+        device = "gpu" if engine.gpu_available() else "sim"
     cfg = config_mod.load()
     student = student or os.environ.get("GITHUB_REPOSITORY", "").rsplit("/", 1)[-1] or os.path.basename(student_dir)
 

@@ -8,7 +8,7 @@
 - ``feedback_page``: the course's feedback page (course.feedback) for one run.
 
 Each reads only the Gradescope-shaped results.json that ``python -m autograder
-grade`` writes (autograder/results.py); a check's real status (passed, failed,
+grade`` writes (autograder/engine/report.py); a check's real status (passed, failed,
 skipped) is the third of its tags.
 """
 import base64

@@ -139,7 +139,7 @@ def _texts(path):
 def findings(dest, flavor="github-classroom"):
     """What makes a template unfit for students; empty when it is fine."""
     from autograder.stages import STAGES
-    from autograder.submission import unimplemented
+    from autograder.scan import unimplemented
     from course.release import solution_lines
     hidden = set()
     for s in STAGES:

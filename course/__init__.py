@@ -5,7 +5,7 @@
 - ``python -m course.demo``        the demo course's submissions, from the release notebooks
 - ``python -m course.grade_class`` every submission through the grading engine (``make grade``)
 
-Grades come only from the grading engine (autograder.grading), which runs the
+Grades come only from the grading engine (autograder.engine), which runs the
 student's code in separate processes; nothing run inside a notebook kernel is
 trusted for a grade. nbgrader provides the course layout, the release (solution
 stripping, locked cells) and the gradebook that ``nbgrader export`` and

@@ -1,7 +1,7 @@
 """Grade every submission of a course (``make grade``) with the grading engine.
 
 For each ``COURSE/submitted/<student>/matmul/`` folder (nbgrader's layout) it
-runs autograder.grading.grade (each check in its own process: nothing run in a
+runs autograder.engine.grade (each check in its own process: nothing run in a
 notebook kernel is trusted), then, per student and in this order:
 
 1. writes the per-stage scores into nbgrader's gradebook and commits
@@ -136,14 +136,14 @@ def write_text_atomic(path, text):
 
 class ClassGrader:
     def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout):
-        from autograder import grading
+        from autograder import engine
         self.course = os.path.abspath(course)
         if not os.path.isdir(self.course):
             raise CourseError(f"{course}: no such course folder")
         self.coursedir = gb_mod.course_directory(self.course)
         self.assignment, self.seed, self.force, self.out = assignment, seed, force, out
         self.cfg = load_config(self.course)
-        self.device = ("gpu" if grading.gpu_available() else "sim") if device == "auto" else device
+        self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
         self.stage_max = {name: float(sum(s["points"].values())) for name, s in self.cfg["stages"].items()}
 
     def results_path(self, student):
@@ -155,13 +155,14 @@ class ClassGrader:
     # -- one student ------------------------------------------------------
     def grade_one(self, student, folder, key, sub_hash, progress=None):
         """The results dict of one submission (engine report + the course record)."""
-        from autograder import grading, results
+        from autograder import engine
+        from autograder.engine import report as results
         from autograder.submission import SubmissionError
         problems = []
         try:
-            report = grading.grade(folder, device=self.device, seed=self.seed, cfg=self.cfg, progress=progress)
+            report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.cfg, progress=progress)
         except SubmissionError as exc:
-            report = grading.Report(folder, self.device, self.seed or 0)
+            report = engine.Report(folder, self.device, self.seed or 0)
             problems.append(str(exc))
         out = results.to_gradescope(report)
         stage_scores = {}
@@ -187,7 +188,7 @@ class ClassGrader:
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))
-        from autograder.results import write_json_atomic
+        from autograder.engine.report import write_json_atomic
         write_json_atomic(path, data)
 
     # -- the class --------------------------------------------------------

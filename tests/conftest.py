@@ -4,25 +4,12 @@ import os
 
 import pytest
 
-from autograder import config, grading, stages
+from autograder import config, engine, stages
+from tools.mutants import mutate, solution_text  # noqa: F401 (used by the test files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
 BAD = os.path.join(ROOT, "tests", "bad")
-
-
-def solution_text(stage_name):
-    with open(os.path.join(SOLUTIONS, stages.find(stage_name).filename), encoding="utf-8") as f:
-        return f.read()
-
-
-def mutate(stage_name, *replacements):
-    """The solution of a stage with (old, new) text replacements; each old must occur."""
-    text = solution_text(stage_name)
-    for old, new in replacements:
-        assert old in text, f"mutation target not found in {stage_name}: {old!r}"
-        text = text.replace(old, new)
-    return text
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +26,7 @@ def grade_text(tmp_path, cfg):
         path.write_text(text, encoding="utf-8")
         c = copy.deepcopy(cfg)
         c["limits"].update({"jobs": 1, **limits})
-        return grading.grade(str(path), stage=stage, device=device, seed=1234, cfg=c)
+        return engine.grade(str(path), stage=stage, device=device, seed=1234, cfg=c)
     return run
 
 

@@ -23,7 +23,9 @@ import time
 import numpy as np
 import pytest
 
-from autograder import grading, sandbox, stages, verdicts
+from autograder import engine, sandbox, stages
+from autograder.checks import correct as verdicts
+from autograder.sandbox import backends, box, view
 from conftest import ROOT, SOLUTIONS, by_key
 
 ADV = os.path.join(ROOT, "tests", "adversarial")
@@ -88,7 +90,7 @@ def good_after(cfg, backend=None):
     c["limits"]["jobs"] = 2
     if backend:
         c["limits"]["sandbox"] = backend
-    report = grading.grade(os.path.join(SOLUTIONS, NAIVE.filename), stage=NAIVE, device="sim", seed=99, cfg=c)
+    report = engine.grade(os.path.join(SOLUTIONS, NAIVE.filename), stage=NAIVE, device="sim", seed=99, cfg=c)
     assert report.max_score > 0 and report.score == report.max_score, "\n".join(
         f"{c.status} {c.name}: {c.output}" for c in report.checks)
 
@@ -216,7 +218,7 @@ def test_fake_result_objects_fail(grade_text, cfg, name, why):
 
 @pytest.mark.parametrize("name, flagged", [
     ("patch_numpy.py", "np.allclose"),
-    ("patch_autograder.py", "imports autograder.verdicts"),
+    ("patch_autograder.py", "imports autograder.checks.correct"),
 ])
 def test_patching_the_judges_changes_nothing(grade_text, cfg, name, flagged):
     r = grade_text("naive", read(name))
@@ -226,7 +228,7 @@ def test_patching_the_judges_changes_nothing(grade_text, cfg, name, flagged):
 
 
 def test_rewriting_grader_files_fails(tmp_path, cfg, backend):
-    watched = [os.path.join(ROOT, "autograder", "verdicts.py"), os.path.join(ROOT, "autograder", "child.py"),
+    watched = [os.path.join(ROOT, "autograder", "checks", "correct.py"), os.path.join(ROOT, "autograder", "child", "entry.py"),
                os.path.join(SOLUTIONS, NAIVE.filename), np.__file__]
     before = {p: os.stat(p).st_mtime_ns for p in watched}
     result, A, B = run_module(tmp_path, cfg, read("tamper_files.py", GRADER=ROOT), backend)
@@ -245,7 +247,7 @@ def test_shipped_conftest_sitecustomize_numpy_are_never_imported(tmp_path, cfg):
     shutil.copy(os.path.join(SOLUTIONS, NAIVE.filename), folder)
     c = copy.deepcopy(cfg)
     c["limits"]["jobs"] = 2
-    report = grading.grade(str(folder), device="sim", seed=5, cfg=c)
+    report = engine.grade(str(folder), device="sim", seed=5, cfg=c)
     assert report.stages == ["naive"] and report.score == report.max_score > 0, [
         (c.name, c.output) for c in report.checks if c.status == "failed"]
 
@@ -299,7 +301,7 @@ SCAN = {"forge_results_json.py": ["calls open()"], "forge_result_file.py": ["imp
 
 @pytest.mark.parametrize("name", sorted(SCAN))
 def test_static_scan_flags_the_attack(name):
-    from autograder.submission import host_shortcuts
+    from autograder.scan import host_shortcuts
     findings = "\n".join(host_shortcuts(read(name, GRADER="/g", CANARY="/c", CANARY_DIR="/d", RESULTS="/r", PORT=1,
                                               ABSTRACT="a", LISTEN=2, SECONDS=3)))
     for expected in SCAN[name]:
@@ -356,7 +358,7 @@ def test_fork_bomb_is_contained(tmp_path, cfg, backend):
     result = box["result"]
     assert "HELD: fork failed" in result.log, result.log
     assert result.problem.startswith("not gradable: the check did not finish"), result.problem
-    assert result.uid is None or not sandbox._uid_pids(result.uid), "processes of the bomb outlived the check"
+    assert result.uid is None or not box._uid_pids(result.uid), "processes of the bomb outlived the check"
     good_child_after(cfg, backend)
 
 
@@ -438,7 +440,7 @@ def test_race_is_caught_on_every_run(tmp_path, cfg):
     for run in range(3):
         workdir = tmp_path / f"run{run}"
         workdir.mkdir()
-        g = grading.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
+        g = engine.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
         M = 2 * 16
         inputs = {"A0": np.ones((M, M), np.float32), "B0": np.ones((M, M), np.float32)}
         result = g.run(g.job("run", "sim", count=1, instrument=True), inputs)
@@ -461,11 +463,11 @@ print("STATUS", [l for l in open("/proc/self/status").read().splitlines() if l.s
     log = result.log
     if os.geteuid() == 0:
         uid = int(log.split("UID ")[1].split()[0])
-        assert sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS and "[]" in log.split("UID ")[1].split("\n")[0]
+        assert box.UID_BASE <= uid < box.UID_BASE + box.UID_SLOTS and "[]" in log.split("UID ")[1].split("\n")[0]
         assert "'CapEff:\\t0000000000000000'" in log and "'NoNewPrivs:\\t1'" in log, log
     assert "GRADER ['autograder'] ['inputs.npz', 'result.npz', 's1_naive.py']" in log, log
     root = set(eval(log.split("ROOT ")[1].split("\n")[0]))
-    python = {p.strip("/").split("/")[0] for p in sandbox._host_paths()}  # the Python and venv folders' tops
+    python = {p.strip("/").split("/")[0] for p in view._host_paths()}  # the Python and venv folders' tops
     assert root <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "sys", "proc", "dev", "tmp",
                     "grader", "job"} | python, root
     assert not root & {"home", "root", "var", "srv", "mnt", "media", "boot", "run"} - python, root
@@ -473,7 +475,7 @@ print("STATUS", [l for l in open("/proc/self/status").read().splitlines() if l.s
 
 def test_sandbox_setting_bwrap_is_enforced(tmp_path, cfg, monkeypatch):
     """sandbox = "bwrap" where bubblewrap cannot run: every check is "not gradable", never a silent 0."""
-    monkeypatch.setitem(sandbox._probed, "bwrap", ("unavailable", "bwrap not installed"))
+    monkeypatch.setitem(backends._probed, "bwrap", ("unavailable", "bwrap not installed"))
     job = {"task": "compile", "device": "ptx", "module": NAIVE.module,
            "module_path": os.path.join(SOLUTIONS, NAIVE.filename)}
     result = sandbox.run_child(job, sim_limits(cfg, sandbox="bwrap"))
@@ -481,8 +483,8 @@ def test_sandbox_setting_bwrap_is_enforced(tmp_path, cfg, monkeypatch):
 
 
 def test_no_sandbox_warns_once(capsys, monkeypatch):
-    monkeypatch.setattr(sandbox, "_warned", [])
-    monkeypatch.setitem(sandbox._probed, "none", ("none", "sandbox = \"none\" in config.toml"))
+    monkeypatch.setattr(backends, "_warned", [])
+    monkeypatch.setitem(backends._probed, "none", ("none", "sandbox = \"none\" in config.toml"))
     assert sandbox.backend("none")[0] == "none"
     sandbox.backend("none")
     err = capsys.readouterr().err
@@ -498,7 +500,7 @@ def grade_gpu(text_or_path, tmp_path, cfg, **limits):
         path.write_text(text_or_path, encoding="utf-8")
     c = copy.deepcopy(cfg)
     c["limits"].update(limits)
-    return grading.grade(str(path), stage=NAIVE, device="gpu", seed=3, cfg=c)
+    return engine.grade(str(path), stage=NAIVE, device="gpu", seed=3, cfg=c)
 
 
 def good_after_gpu(tmp_path, cfg):
@@ -508,7 +510,7 @@ def good_after_gpu(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_sandbox_reaches_the_gpu(tmp_path, cfg):
     r = good_after_gpu(tmp_path, cfg)
     assert sandbox.backend(cfg["limits"].get("sandbox", "auto"))[0] in ("bwrap", "unshare")
@@ -516,7 +518,7 @@ def test_gpu_sandbox_reaches_the_gpu(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_memory_exhaustion(tmp_path, cfg):
     r = grade_gpu(read("gpu_memory_bomb.py"), tmp_path, cfg)
     out = failed(r, "correct")
@@ -525,7 +527,7 @@ def test_gpu_memory_exhaustion(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 @pytest.mark.parametrize("name, why", [("oob_near_edge.py", "written past the end of C"),
                                        ("oob_far.py", "GPU reported an error")])
 def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
@@ -535,7 +537,7 @@ def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_kernel_that_never_ends(tmp_path, cfg):
     with open(os.path.join(ROOT, "tests", "bad", "kernel_never_ends.py"), encoding="utf-8") as f:
         r = grade_gpu(f.read(), tmp_path, cfg, check_timeout_s=20)
@@ -544,7 +546,7 @@ def test_gpu_kernel_that_never_ends(tmp_path, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not grading.gpu_available(), reason=NO_GPU)
+@pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_cupy_shortcut(tmp_path, cfg):
     r = grade_gpu(read("cupy_shortcut.py"), tmp_path, cfg)
     assert "imports cupy" in shortcut(r).output and r.score == 0

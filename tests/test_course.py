@@ -11,7 +11,9 @@ import time
 import nbformat
 import pytest
 
-from autograder import config, grading
+from autograder import config
+from autograder import engine as grading_engine
+from autograder.engine.report import PASSED
 from autograder.stages import STAGES
 from course import ASSIGNMENT, DEMO_COURSE, demo, grade_class, use_venv_tools
 from coursekit import ROOT, released_course  # noqa: F401 (fixture)
@@ -100,7 +102,7 @@ def test_make_grade_gives_each_demo_student_the_expected_score(tmp_path):
 
 
 class FakeEngine:
-    """Stands in for grading.grade: one point per stage, or an interrupt while grading one student."""
+    """Stands in for engine.grade: one point per stage, or an interrupt while grading one student."""
 
     def __init__(self, interrupt_at=None):
         self.calls, self.interrupt_at = [], interrupt_at
@@ -110,10 +112,10 @@ class FakeEngine:
         self.calls.append(student)
         if student == self.interrupt_at:
             raise KeyboardInterrupt
-        report = grading.Report(folder, device, seed or 0)
+        report = grading_engine.Report(folder, device, seed or 0)
         for s in STAGES:
             report.stages.append(s.name)
-            report.checks.append(grading.Check(s.name, "correct", "correct results", 6, 1.0, grading.PASSED, "ok"))
+            report.checks.append(grading_engine.Check(s.name, "correct", "correct results", 6, 1.0, PASSED, "ok"))
         return report
 
 
@@ -136,7 +138,7 @@ def gradebook_scores(course):
 def test_interrupted_run_keeps_finished_grades_and_reruns_only_what_changed(tmp_path, monkeypatch):
     course = small_course(str(tmp_path), ["a", "b", "c"])
     engine = FakeEngine(interrupt_at="b")
-    monkeypatch.setattr(grading, "grade", engine)
+    monkeypatch.setattr(grading_engine, "grade", engine)
     out = open(os.devnull, "w")
     with pytest.raises(KeyboardInterrupt):
         grade_class.ClassGrader(course, device="sim", out=out).run()
@@ -182,7 +184,7 @@ def test_course_overrides_are_limited_to_known_limits(tmp_path):
 KILLED_RUN = """
 import sys, time
 sys.path[:0] = [{root!r}, {tests!r}]
-from autograder import grading
+from autograder import engine
 from test_course import FakeEngine
 
 
@@ -193,7 +195,7 @@ class SlowEngine(FakeEngine):
         return report
 
 
-grading.grade = SlowEngine()
+engine.grade = SlowEngine()
 from course import grade_class
 grade_class.main([{course!r}, "--device", "sim"])
 """
@@ -214,7 +216,7 @@ def test_kill_9_mid_class_keeps_finished_grades_without_duplicates(tmp_path, mon
     assert gradebook_scores(course) == {"a": 5.0}
 
     engine = FakeEngine()
-    monkeypatch.setattr(grading, "grade", engine)
+    monkeypatch.setattr(grading_engine, "grade", engine)
     assert grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w")).run() == 2
     assert engine.calls == ["b", "c"]  # a is kept, the rest are graded
     assert gradebook_scores(course) == {"a": 5.0, "b": 5.0, "c": 5.0}

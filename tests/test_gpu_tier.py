@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from autograder import grading
+from autograder import engine
 from conftest import BAD, ROOT, failed, mutate, passed, solution_text
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not grading.gpu_available(), reason="no NVIDIA GPU on this machine")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")]
 
 DRESSED_UP_NAIVE = '''"""A naive kernel dressed up as tiled: shared arrays and barriers it never uses."""
 from numba import cuda, float32
@@ -46,7 +46,7 @@ def matmul_tiled(A, B, C):
 @pytest.fixture(scope="module")
 def gpu_solutions(cfg):
     started = time.perf_counter()
-    report = grading.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=11, cfg=cfg)
+    report = engine.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=11, cfg=cfg)
     report.wall = time.perf_counter() - started
     return report
 

@@ -59,6 +59,23 @@ def test_host_side_matmul(grade_text):
     assert r.score == 0
 
 
+@pytest.mark.parametrize("device", ["sim", "gpu"])
+def test_stage_zeroed_by_the_scan_runs_no_child_and_shows_every_check_failed(grade_text, monkeypatch, device):
+    """A zeroed stage spends no time in children (a closure's constant array once compiled for 275 s on a GPU),
+    and no check reads PASS 0/N: each says it was not run, and why."""
+    from autograder import sandbox
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a child was started for a stage the static scan zeroed")
+    monkeypatch.setattr(sandbox, "run_child", no_child)
+    r = grade_text("naive", read("host_matmul.py"), device=device)
+    assert r.score == 0 and r.max_score > 0
+    others = [c for c in r.checks if c.key != "shortcuts" and c.status != "skipped"]
+    assert {c.key for c in others} >= {"compiles", "correct"}
+    for c in others:
+        assert c.status == "failed" and "static scan found host-side shortcuts" in c.output, (c.name, c.output)
+
+
 def test_numpy_product_in_launcher(grade_text):
     text = mutate("naive", ("    matmul_naive_kernel[blocks, (BLOCK, BLOCK)](A, B, C)",
                             "    import numpy as np\n    np.matmul(1, 2)\n    matmul_naive_kernel[blocks, (BLOCK, BLOCK)](A, B, C)"))

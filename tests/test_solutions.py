@@ -4,14 +4,15 @@ import os
 
 import pytest
 
-from autograder import grading, results
+from autograder import engine
+from autograder.engine import report as results
 from autograder.stages import STAGES
 from conftest import ROOT
 
 
 @pytest.fixture(scope="module")
 def solutions_report(cfg):
-    return grading.grade(os.path.join(ROOT, "solutions"), device="sim", seed=7, cfg=cfg)
+    return engine.grade(os.path.join(ROOT, "solutions"), device="sim", seed=7, cfg=cfg)
 
 
 def test_solutions_full_marks_in_simulator(solutions_report):
@@ -46,7 +47,7 @@ def test_results_json_is_gradescope_shaped(solutions_report):
 
 
 def test_stubs_fail_with_not_implemented(cfg):
-    r = grading.grade(os.path.join(ROOT, "exercises"), device="sim", seed=7, cfg=cfg)
+    r = engine.grade(os.path.join(ROOT, "exercises"), device="sim", seed=7, cfg=cfg)
     assert r.stages == [s.name for s in STAGES]
     assert r.score == 0
     graded = [c for c in r.checks if c.status != "skipped"]

@@ -3,11 +3,11 @@ Expected: the scan flags the import (stage scores 0); the patch only touches
 the grading child, the grader judges in its own process: correctness fails."""
 from numba import cuda
 
-import autograder.launches
-import autograder.verdicts
+import autograder.checks.correct
+import autograder.child.launches
 
-autograder.verdicts.check_output = lambda *args, **kwargs: (True, "all correct")
-autograder.launches.validate = lambda *args, **kwargs: None
+autograder.checks.correct.check_output = lambda *args, **kwargs: (True, "all correct")
+autograder.child.launches.validate = lambda *args, **kwargs: None
 
 
 @cuda.jit

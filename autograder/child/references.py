@@ -1,4 +1,5 @@
-"""Reference kernels the speed checks time against, in the same run on the same GPU.
+"""Untrusted side (grading child): reference kernels the speed checks time against, in the same run on the same
+GPU, and the input fills (``fill_uniform_host`` rebuilds them in the parent).
 
 They live here, not in student files. ``naive_coalesced`` is the textbook
 naive kernel with x along the columns of C; ``transposed_unpadded`` is the

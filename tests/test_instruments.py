@@ -1,9 +1,10 @@
-"""Tests for autograder/siminstruments.py: races, bank conflicts and data reuse in the simulator.
+"""Tests for the simulator's instruments (autograder/sim) and their judges (autograder/checks): races, bank
+conflicts and data reuse.
 
 Each kernel runs in a subprocess with NUMBA_ENABLE_CUDASIM=1 (the flag must be
 set before numba is imported, and this test process may not have it). A small
 driver loads the module by path, records its launches with
-autograder.launches.record_launches, runs siminstruments.run_instrumented and
+autograder.child.launches.record_launches, runs autograder.sim.instrument.run_instrumented and
 prints the facts plus the error of C against a float64 reference as JSON; the
 tests then call the judge functions here, in a process without the simulator,
 as the grader's parent does. The drivers run up front, two at a time, several
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from autograder import siminstruments as si
+from autograder.checks import bank_conflicts, data_reuse, races
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOL = os.path.join(ROOT, "solutions")
@@ -48,7 +49,8 @@ import numpy as np
 from numba import cuda
 from numba.cuda.simulator import kernel as sk, kernelapi as ka
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-from autograder import launches as L, siminstruments as si
+from autograder.child import launches as L
+from autograder.sim.instrument import run_instrumented
 
 def hooks():
     return (ka.FakeCUDAShared.__dict__.get("array"), sk.BlockThread.__dict__.get("__init__"),
@@ -68,7 +70,7 @@ for case in json.loads(sys.argv[2]):
     C = cuda.to_device(np.full((M, N), np.nan, np.float32))
     recorded = L.record_launches(mod, launcher, A, B, C)
     before = hooks()
-    facts = si.run_instrumented(recorded, A, B, C, {"module_path": path, "instrument": True})
+    facts = run_instrumented(recorded, A, B, C, {"module_path": path, "instrument": True})
     ref = Ah.astype(np.float64) @ Bh.astype(np.float64)
     err = np.linalg.norm(C.copy_to_host().astype(np.float64) - ref) / np.linalg.norm(ref)
     out[name] = {"facts": json.loads(json.dumps(facts)), "rel_err": None if np.isnan(err) else float(err),
@@ -108,10 +110,10 @@ def facts_of(results, name):
 def test_solutions_pass_and_output_is_right(results, name):
     facts = facts_of(results, name)
     assert results[name]["rel_err"] is not None and results[name]["rel_err"] < 1e-5
-    ok, msg = si.judge_races(facts)
+    ok, msg = races.judge_sim(facts)
     assert ok, msg
     assert facts["races"]["count"] == 0
-    ok, msg = si.judge_bank_conflicts(facts)
+    ok, msg = bank_conflicts.judge_sim(facts)
     assert ok, msg
     assert facts["shared_accesses"] > 0 and not facts["truncated"]
     assert facts["barriers"]["min"] == facts["barriers"]["max"] > 0
@@ -121,7 +123,7 @@ def test_solutions_pass_and_output_is_right(results, name):
 def test_tiled_solutions_reuse_data(results, name):
     facts = facts_of(results, name)
     assert facts["global_loads"]["reuse"] == pytest.approx(16.0)   # TILE = 16 at 32 x 32 x 32
-    ok, msg = si.judge_data_reuse(facts, 16, 0.5)
+    ok, msg = data_reuse.judge_sim(facts, 16, 0.5)
     assert ok, msg
 
 
@@ -137,7 +139,7 @@ def test_padded_transposed_tile_is_conflict_free(results):
 
 def test_missing_second_barrier_is_a_race(results):
     facts = facts_of(results, "missing_second_barrier")
-    ok, msg = si.judge_races(facts)
+    ok, msg = races.judge_sim(facts)
     assert not ok
     assert facts["races"]["count"] > 0
     ex = facts["races"]["examples"][0]
@@ -148,13 +150,13 @@ def test_missing_second_barrier_is_a_race(results):
     assert "missing cuda.syncthreads() after the inner product loop" in msg
     assert f"line {ex['second']['line']}" in msg and "sA[ty, tx] = A[row, t * TILE + tx]" in msg
     # everything else about it is fine
-    assert si.judge_bank_conflicts(facts)[0]
-    assert si.judge_data_reuse(facts, 16, 0.5)[0]
+    assert bank_conflicts.judge_sim(facts)[0]
+    assert data_reuse.judge_sim(facts, 16, 0.5)[0]
 
 
 def test_missing_first_barrier_is_a_race(results):
     facts = facts_of(results, "missing_first_barrier")
-    ok, msg = si.judge_races(facts)
+    ok, msg = races.judge_sim(facts)
     assert not ok
     assert facts["races"]["examples"][0]["kind"] == "read-after-write"
     assert "read-after-write" in msg and "between storing the tile" in msg
@@ -163,10 +165,10 @@ def test_missing_first_barrier_is_a_race(results):
 def test_unpadded_transposed_tile_has_32_way_conflicts(results):
     facts = facts_of(results, "unpadded")
     assert results["unpadded"]["rel_err"] < 1e-5          # right answer, just slow
-    assert si.judge_races(facts)[0]
+    assert races.judge_sim(facts)[0]
     loads = [r for r in facts["bank_conflicts"] if r["array"].startswith("sBT") and r["access"] == "load"]
     assert len(loads) == 1 and loads[0]["max_degree"] == 32 and loads[0]["mean_degree"] == 32
-    ok, msg = si.judge_bank_conflicts(facts)
+    ok, msg = bank_conflicts.judge_sim(facts)
     assert not ok
     assert "sBT" in msg and "32-way" in msg and "TILE_PAD = TILE + 1" in msg
     assert f"line {loads[0]['line']}" in msg
@@ -175,9 +177,9 @@ def test_unpadded_transposed_tile_has_32_way_conflicts(results):
 def test_fake_tiled_kernel_fails_data_reuse(results):
     facts = facts_of(results, "fake_tiled")
     assert results["fake_tiled"]["rel_err"] < 1e-5
-    assert si.judge_races(facts)[0] and si.judge_bank_conflicts(facts)[0]
+    assert races.judge_sim(facts)[0] and bank_conflicts.judge_sim(facts)[0]
     assert facts["global_loads"]["reuse"] < 1.0            # 2K + 2K/TILE loads per output
-    ok, msg = si.judge_data_reuse(facts, 16, 0.5)
+    ok, msg = data_reuse.judge_sim(facts, 16, 0.5)
     assert not ok
     assert "reads operands from global memory instead of the shared tiles" in msg
     assert "A[row, t * TILE + k] * B[t * TILE + k, col]" in msg
@@ -186,16 +188,16 @@ def test_fake_tiled_kernel_fails_data_reuse(results):
 # -- judges alone -----------------------------------------------------------
 
 def test_judges_do_not_import_numba():
-    code = ("import sys; import autograder.siminstruments as s; "
+    code = ("import sys; import autograder.checks.races, autograder.checks.bank_conflicts, autograder.checks.data_reuse; "
             "assert 'numba' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
 
 
 def test_judges_handle_missing_facts():
-    for judge in (si.judge_races, si.judge_bank_conflicts):
+    for judge in (races.judge_sim, bank_conflicts.judge_sim):
         ok, msg = judge({})
         assert not ok and "no facts" in msg
-    ok, msg = si.judge_data_reuse({}, 16, 0.5)
+    ok, msg = data_reuse.judge_sim({}, 16, 0.5)
     assert not ok
 
 
@@ -207,6 +209,6 @@ def test_data_reuse_threshold():
                 "global_loads": {"A": n, "B": n, "outputs": outputs, "loads_per_output": loads_per_output,
                                  "naive_loads_per_output": 2 * K, "reuse": 2 * K / loads_per_output,
                                  "reuse_A": K * outputs / n, "reuse_B": K * outputs / n, "per_line": []}}
-    assert si.judge_data_reuse(facts(16.0), 16, 0.5)[0]          # reuse 8 = 16 * 0.5
-    ok, msg = si.judge_data_reuse(facts(32.0), 16, 0.5)          # reuse 4
+    assert data_reuse.judge_sim(facts(16.0), 16, 0.5)[0]          # reuse 8 = 16 * 0.5
+    ok, msg = data_reuse.judge_sim(facts(32.0), 16, 0.5)          # reuse 4
     assert not ok and "used only" in msg

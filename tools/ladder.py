@@ -1,7 +1,7 @@
 """The optimisation ladder of the challenge: every step from the naive kernel
 to register blocking, timed side by side with cuBLAS on one GPU.
 
-Run on a GPU machine: ``python -m autograder.ladder [--n 4096] [--json PATH]``.
+Run on a GPU machine: ``python -m tools.ladder [--n 4096] [--json PATH]``.
 The solutions are trusted course code, so they are loaded in this process;
 variants are the same source with its constants changed.
 """
@@ -46,8 +46,9 @@ def load_variant(filename, name, constants=None):
 
 
 def contenders():
-    from autograder import references
+    from autograder.child import references
     naive_rows_src = '''
+import math
 from numba import cuda, float32
 @cuda.jit
 def kernel(A, B, C):
@@ -80,7 +81,7 @@ def launch(A, B, C):
 def measure(n, repeats):
     import numpy as np
     from numba import cuda
-    from autograder.references import fill_uniform, flush_l2
+    from autograder.child.references import fill_uniform, flush_l2
     A, B, C = (cuda.device_array((n, n), np.float32) for _ in range(3))
     fill_uniform(A, 1)
     fill_uniform(B, 2)

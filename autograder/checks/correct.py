@@ -1,8 +1,10 @@
-"""Compare a kernel's output with a float64 reference and explain a failure.
+"""Trusted parent side: correct results. Compare a kernel's output with a float64 reference and explain a failure.
 
-Runs in the trusted parent on plain float32 arrays returned by a child.
+Runs on plain float32 arrays returned by a child; the parent drew the inputs.
 """
 import numpy as np
+
+from . import child_problem
 
 
 def reference(A, B):
@@ -80,3 +82,52 @@ def _likely_cause(C, A, B, ref, wrong, tile, tol):
     return ("some elements are wrong and the pattern is irregular: a race between threads (a missing barrier) "
             "or a store from a thread outside C are the usual causes.")
 
+
+
+def explain_error(error):
+    """A child's error record as a sentence for students, with what to look at."""
+    kind, message = error["kind"], error["message"]
+    if kind == "index_error":
+        return (message + "\nA thread indexed outside an array: guard loads and stores with the right bounds "
+                "(row < M, col < N, k < K).")
+    if kind == "cuda_error":
+        return message + "\nThe GPU reported an error (often an out-of-bounds access); later checks run in new processes."
+    return message
+
+
+def judge(g, group, result, inputs, n_groups):
+    """The 'correct results: <group>' check of StageGrader `g`: every output of one child against its inputs."""
+    check = g.check("correct", f"correct results: {group}", 1.0 / n_groups)
+    problem = child_problem(result)
+    if problem:
+        return check.verdict(False, problem)
+    lines, ok = [], True
+    for i, facts in enumerate(result.facts["shapes"]):
+        A, B = inputs[f"A{i}"], inputs[f"B{i}"]
+        shape = f"{A.shape[0]}x{A.shape[1]} @ {B.shape[0]}x{B.shape[1]}"
+        if "error" in facts:
+            ok = False
+            lines.append(f"{shape}: {explain_error(facts['error'])}")
+            if facts["error"]["kind"] in ("launch", "not_implemented", "cuda_error"):
+                break
+            continue
+        C = result.arrays.get(f"C{i}")
+        if C is None or C.shape != (A.shape[0], B.shape[1]):
+            ok = False
+            lines.append(f"{shape}: no output came back")
+            continue
+        passed, message = check_output(C, A, B, g.tol, g.tile)
+        if facts.get("writes_past_end"):
+            passed = False
+            message += past_end_message(facts["writes_past_end"])
+        ok &= passed
+        lines.append(message)
+    missing = len(inputs) // 2 - len(result.facts["shapes"])
+    if missing > 0:
+        lines.append(f"{missing} more shape(s) not run after the error above")
+    return check.verdict(ok and missing <= 0, "\n".join(lines))
+
+
+def past_end_message(count):
+    return (f"\n{count} values were written past the end of C: threads outside C store anyway. "
+            "Guard the store with `if row < M and col < N`.")

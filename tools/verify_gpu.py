@@ -20,10 +20,14 @@ import time
 
 import numpy as np
 
-from . import config, grading, ladder
-from .gpujudges import find_tool
-from .stages import find
-from .submission import collect
+from autograder import config, engine
+from autograder.checks import speed
+from autograder.gpu.tools import find_tool
+from autograder.stages import find
+from autograder.submission import collect
+
+from . import ladder
+from .mutants import mutate, solution_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
@@ -57,7 +61,7 @@ def environment():
         path = find_tool(tool)
         out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip().splitlines() if path else []
         tools.append(f"{tool}: {out[-1] if out else 'missing'}")
-    from . import sandbox
+    from autograder import sandbox
     box, why = sandbox.backend(config.load()["limits"]["sandbox"])
     tools.append(f"sandbox: {box}{' (' + why + ')' if why else ''}")
     return f"{smi}; Python {platform.python_version()}; {versions}; " + "; ".join(tools)
@@ -79,11 +83,10 @@ def part_ladder(n):
 
 
 def _speed_once(path, stage, cfg, seed):
-    from .gpujudges import speed
     src = collect(path, stage)[0]
     with tempfile.TemporaryDirectory() as d:
-        g = grading.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
-        check = speed(g)
+        g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
+        check = speed.judge(g)
     return check, getattr(g, "speed", None)
 
 
@@ -174,8 +177,6 @@ def _row(label, verdicts, ratios):
 
 def part_agreement(cfg):
     """The simulator's instruments against racecheck and ncu on the same kernels."""
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from conftest import mutate, solution_text
     kernels = [
         ("stage 2 solution", "tiled", solution_text("tiled")),
         ("stage 2 without second barrier", "tiled", mutate("tiled", (
@@ -193,8 +194,8 @@ def part_agreement(cfg):
             os.makedirs(os.path.dirname(path))
             with open(path, "w") as f:
                 f.write(text)
-            sim = grading.grade(path, stage=stage, device="sim", seed=5, cfg=cfg)
-            gpu = grading.grade(path, stage=stage, device="gpu", seed=5, cfg=cfg)
+            sim = engine.grade(path, stage=stage, device="sim", seed=5, cfg=cfg)
+            gpu = engine.grade(path, stage=stage, device="gpu", seed=5, cfg=cfg)
             for key in ("races", "bank_conflicts"):
                 s = [c for c in sim.checks if c.key == key]
                 g = [c for c in gpu.checks if c.key == key]
@@ -210,13 +211,13 @@ def main(argv=None):
     p.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check.md"))
     p.add_argument("--n", type=int, default=4096)
     args = p.parse_args(argv)
-    if not grading.gpu_available():
+    if not engine.gpu_available():
         print("gpu-check needs an NVIDIA GPU (nvidia-smi found none)", file=sys.stderr)
         return 2
     cfg = config.load()
     parts = args.part or ["tests", "ladder", "stability", "slowed", "agreement"]
     header = (f"## GPU check, {datetime.date.today().isoformat()}\n\nDevice: {environment()}\n\n"
-              f"Command: `python -m autograder.gpu_check {' '.join(argv or sys.argv[1:])}`\n")
+              f"Command: `python -m tools.verify_gpu {' '.join(argv or sys.argv[1:])}`\n")
     sections = [header]
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     for part in parts:

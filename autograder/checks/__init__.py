@@ -1,0 +1,30 @@
+"""Trusted parent side: the checks, one module each, named by its points key in config.toml.
+
+A check judges raw facts that a grading child reported (or that a GPU tool
+wrote to a log the parent chose); it never imports or runs student code.
+    compiles        the kernel compiles to PTX for the real GPU target
+    shared_memory   shared tiles of the right shape and two barriers (from the PTX)
+    correct         outputs against a float64 reference, with the likely cause of a failure
+    races           simulator race detector, or compute-sanitizer racecheck on a GPU
+    bank_conflicts  simulator bank counter, or ncu's conflict count on a GPU
+    data_reuse      simulator count of global loads per output
+    speed           student kernel against a reference timed in the same child
+    shortcuts       the static scan (autograder/scan.py): host-side shortcuts zero the stage
+"""
+
+
+def missing_facts(facts, key):
+    """(True, why) when an instrumented run left no facts under `key`."""
+    if not isinstance(facts, dict) or key not in facts:
+        return True, "the instrumented run produced no facts (the kernel did not run to the end)"
+    return False, ""
+
+
+def child_problem(result):
+    """A message when a child did not deliver usable facts, else ''."""
+    if result.problem:
+        return result.problem + (f"\nOutput:\n{result.log[-2000:]}" if result.log.strip() else "")
+    for key in ("import_error", "task_error"):
+        if key in result.facts:
+            return result.facts[key]["message"]
+    return ""

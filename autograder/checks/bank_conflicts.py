@@ -1,0 +1,77 @@
+"""Trusted parent side: shared-memory bank conflicts, from the simulator's bank counter or ncu's metrics."""
+from . import missing_facts
+
+SIM_NAME = "no shared-memory bank conflicts (simulator bank counter)"
+NCU_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts are conflicts; padded: 0
+
+
+def judge_ncu(g, result, text, missing):
+    """The bank-conflict check of StageGrader `g` from ncu's CSV log (autograder/gpu/tools.py ran it)."""
+    from ..gpu.tools import NCU_N
+    check = g.check("bank_conflicts", f"no shared-memory bank conflicts (ncu, N={NCU_N})")
+    if missing:
+        return check.skip(missing)
+    values = {m: 0.0 for m in NCU_METRICS}
+    seen = False
+    for line in text.splitlines():
+        for metric in NCU_METRICS:
+            if metric in line:
+                seen = True
+                values[metric] += float(line.rsplit(",", 1)[-1].strip().strip('"').replace(",", "") or 0)
+    if result.problem or not seen:
+        return check.verdict(False, "ncu did not report the kernel: " + (result.problem or text[-1500:] or "no report"))
+    conflicts, wavefronts = values[NCU_METRICS[0]], values[NCU_METRICS[1]]
+    ratio = conflicts / wavefronts if wavefronts else 0.0
+    detail = f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%)"
+    g.bank_conflicts = {"conflicts": conflicts, "wavefronts": wavefronts}
+    if ratio > MAX_CONFLICT_RATIO:
+        return check.verdict(False, detail + ". The warp's reads of the transposed B tile fall into the same bank: "
+                                             "declare it TILE x TILE_PAD with TILE_PAD = TILE + 1.")
+    return check.verdict(True, detail)
+
+
+def judge_sim(facts):
+    """(passed, message): fail when a shared-memory load line has mean conflict degree >= 2.
+
+    Stores are reported but not judged (see autograder/sim/__init__.py)."""
+    missing, msg = missing_facts(facts, "bank_conflicts")
+    if missing:
+        return False, msg
+    rows = facts["bank_conflicts"]
+    loads = [r for r in rows if r["access"] == "load"]
+    stores = [r for r in rows if r["access"] == "store" and r["mean_degree"] >= 2]
+    bad = sorted((r for r in loads if r["mean_degree"] >= 2), key=lambda r: -r["extra_wavefronts"])
+    if not bad:
+        if not loads:
+            return True, "no shared-memory loads were made, so there are no bank conflicts to report"
+        worst = max(loads, key=lambda r: r["mean_degree"])
+        msg = (f"no bank conflicts on shared-memory loads: worst line {worst['line']} on {worst['array']} "
+               f"averages {worst['mean_degree']:g}-way (1 = conflict-free)")
+        if stores:
+            s = stores[0]
+            msg += (f"; note: the stores at line {s['line']} into {s['array']} are {s['max_degree']}-way "
+                    "conflicted (not graded: each stored element is loaded many times)")
+        return True, msg
+    r = bad[0]
+    src = f" (`{r['source']}`)" if r.get("source") else ""
+    msg = (f"shared-memory bank conflicts: the loads from {r['array']} at line {r['line']}{src} are "
+           f"{r['max_degree']}-way conflicted (mean {r['mean_degree']:g}-way over {r['warp_accesses']} warp "
+           f"loads, {r['extra_wavefronts']} extra memory wavefronts): the 32 threads of a warp read "
+           f"different words in the same bank, so each of these loads takes {r['mean_degree']:g} times as long. ")
+    arr = next((a for a in facts.get("shared_arrays", []) if a["label"] == r["array"]), None)
+    if arr and arr.get("row_words") and arr["row_words"] % 32 == 0:
+        name = arr.get("name") or "the array"
+        shape = arr["shape"]
+        msg += (f"Each row of {name} (shape {tuple(shape)}) is {arr['row_words']} words long, a multiple of the "
+                f"32 banks, so the threads of a warp reading down a column ({name}[tx, k] for tx = 0..31) all "
+                f"hit the same bank. Add one padding column: define TILE_PAD = TILE + 1 at module level and "
+                f"declare {name} = cuda.shared.array((TILE, TILE_PAD), float32); the indexing stays the same.")
+    else:
+        msg += ("Make neighbouring threads (consecutive threadIdx.x, the lanes of a warp) read consecutive "
+                "words of shared memory, or the same word (a broadcast), e.g. by padding rows by one element.")
+    if len(bad) > 1:
+        msg += " Other conflicted load lines: " + ", ".join(
+            f"line {b['line']} ({b['array']}, mean {b['mean_degree']:g}-way)" for b in bad[1:4]) + "."
+    return False, msg

@@ -1,0 +1,62 @@
+"""Untrusted side: the grading child's entry point. Runs one check's work beside student code and reports raw facts.
+
+Started by the parent (autograder/sandbox) inside the sandbox as ``python -I
+child/entry.py SCRATCH`` with the job as JSON on stdin. It loads the submission by
+file path (its folder is never put on sys.path, so a shipped numpy.py or
+sitecustomize.py is not imported), runs the task and writes the job's
+``result_path``: raw output arrays plus a JSON ``facts`` record that carries
+the parent's nonce.
+It never scores anything: the parent compares, judges and scores.
+"""
+import json
+import os
+import sys
+import time
+
+SCRATCH = sys.argv[1] if __name__ == "__main__" else None
+
+
+def load_student_module(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    job = json.loads(sys.stdin.read())
+    nonce = job.pop("nonce")
+    sys.path.insert(0, job["grader_root"])
+    import warnings
+    warnings.simplefilter("ignore")  # Numba performance warnings are not the student's failure
+    if job["device"] == "sim":
+        import threading
+        threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
+    import numpy as np
+    from autograder.child import tasks, timing
+    from autograder.child.tasks import describe_error
+    inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
+    facts, arrays = {}, {}
+    started = time.perf_counter()
+    try:
+        module = load_student_module(job["module_path"], job["module"])
+    except Exception as exc:
+        facts["import_error"] = describe_error(exc, job["module_path"])
+    else:
+        task = {"compile": tasks.task_compile, "run": tasks.task_run, "speed": timing.task_speed}[job["task"]]
+        try:
+            facts, arrays = (task(job, module, inputs) if job["task"] == "run" else task(job, module))
+        except Exception as exc:
+            facts["task_error"] = describe_error(exc, job["module_path"])
+    facts["nonce"] = nonce
+    facts["seconds"] = time.perf_counter() - started
+    with open(job["result_path"], "wb") as f:  # the one file the sandbox lets the child write
+        np.savez(f, facts=np.array(json.dumps(facts)), **arrays)
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: student atexit hooks and finalizers do not run
+
+
+if __name__ == "__main__":
+    main()

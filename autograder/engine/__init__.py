@@ -1,0 +1,56 @@
+"""Trusted parent side: grade one submission. Plan each stage's checks, run them in sandboxed children,
+judge the raw facts here and write the report.
+
+    parent (engine) -> sandbox -> child (beside student code) -> facts -> checks (parent) -> report
+"""
+import os
+import secrets
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import config as config_mod
+from .. import sandbox
+from ..gpu.tools import gpu_available
+from ..submission import collect
+from .report import Check, Report
+from .stage import StageGrader
+
+__all__ = ["Check", "Report", "StageGrader", "gpu_available", "grade"]
+
+
+def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=None):
+    """Grade a submission file or folder; return a Report. Raises SubmissionError/ConfigError for bad arguments."""
+    cfg = cfg or config_mod.load()
+    started = time.perf_counter()
+    if device == "auto":
+        device = "gpu" if gpu_available() else "sim"
+    seed = secrets.randbits(63) if seed is None else seed
+    report = Report(submission, device, seed)
+    report.sandbox = sandbox.backend(cfg["limits"]["sandbox"])[0]
+    sources = collect(submission, stage)
+    rng = np.random.default_rng(seed)
+    jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool:
+        graders = []
+        for src in sources:
+            os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
+            graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module)))
+        planned = [(g, g.tasks(pool)) for g in graders]
+        if device == "gpu":  # speed is timed while judging: let every other child finish first
+            for _, futures in planned:
+                for f in futures.values():
+                    (f[0] if isinstance(f, tuple) else f).exception()
+        for g, futures in planned:
+            report.stages.append(g.stage.name)
+            checks = g.judge(futures)
+            report.checks.extend(checks)
+            board = getattr(g, "leaderboard", None)
+            if board:
+                report.leaderboard.append(board)
+            if progress:
+                progress(g.stage, checks)
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,150 @@
+"""Trusted parent side: run one job in a fresh sandboxed child and read back what it reports."""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .backends import backend
+from .box import Box, child_env, is_root
+from .limits import limited
+from .paths import BOX_GRADER, BOX_TMP, GRADER_ROOT
+
+DEFAULTS = {"sandbox": "auto", "processes": 2048}
+START_ERRORS = ("bwrap:", "unshare:", "mount:", "chroot:", "setpriv:", "env:", "sandbox:")
+
+
+@dataclass
+class ChildResult:
+    facts: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict)
+    problem: str = ""       # why no trustworthy result came back ("" when one did); starts "not gradable: "
+    log: str = ""           # the capped tail of the child's stdout and stderr
+    seconds: float = 0.0
+    sandbox: str = ""       # the backend that ran it: bwrap, unshare or none
+    uid: int = None         # the uid it ran as, when the grader could give it one of its own
+
+
+def _limit(limits, key):
+    return limits.get(key, DEFAULTS.get(key))
+
+
+
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None):
+    """Run ``job`` in a fresh sandboxed child; never raises for anything the child does."""
+    started = time.perf_counter()
+    name, why = backend(_limit(limits, "sandbox"))
+    if name == "unavailable":
+        return ChildResult(problem=f"not gradable: the grading sandbox is not available ({why}); "
+                                   "an instructor must install bubblewrap or change [limits] sandbox")
+    nonce = secrets.token_hex(16)
+    timeout = timeout or limits["check_timeout_s"]
+    try:
+        box = Box(name, limits, job["device"], {}, wrapper).__enter__()
+    except (OSError, RuntimeError) as exc:
+        return ChildResult(problem=f"not gradable: the grading sandbox could not be prepared ({exc})", sandbox=name)
+    try:
+        inside = {"module_path": box.place(os.path.basename(job["module_path"]), source=job["module_path"]),
+                  "result_path": box.place("result.npz")}
+        if inputs:
+            inside["inputs_path"] = box.place("inputs.npz", data=inputs)
+        scratch = BOX_TMP if name != "none" else box.path("tmp")
+        os.makedirs(box.path("tmp"), exist_ok=True)
+        grader_root = BOX_GRADER if name != "none" else GRADER_ROOT
+        child = os.path.join(grader_root, "autograder", "child", "entry.py")
+        payload = json.dumps({**job, **inside, "nonce": nonce, "grader_root": grader_root}).encode()
+        cmd = box.command([sys.executable, "-I", child, scratch])
+        nproc = _limit(limits, "processes") if (box.uid is not None or not is_root()) else 0
+        log_path = box.path("output.log")
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(limited(cmd, limits, nproc), stdin=subprocess.PIPE, stdout=log,
+                                    stderr=subprocess.STDOUT, cwd=box.path("tmp"),
+                                    env=child_env(job["device"], scratch), start_new_session=True)
+            try:
+                proc.stdin.write(payload)
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            _kill_group(proc)
+        box.deliver()
+        result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
+                             sandbox=name, uid=box.uid)
+        if timed_out:
+            result.problem = (f"not gradable: the check did not finish within {timeout:.0f} s and was stopped: look "
+                              "for a loop that never ends (a while loop whose condition never changes, or a barrier "
+                              "not all threads reach)")
+            return result
+        code = proc.returncode
+        if name != "none" and code > 128 and code - 128 in signal.valid_signals():
+            code = 128 - code  # the sandbox's init reports a child killed by signal N as status 128 + N
+        result.facts, result.arrays, result.problem = _read_result(box.path("result.npz"), nonce, code, limits,
+                                                                   result.log)
+        return result
+    except OSError as exc:
+        return ChildResult(problem=f"not gradable: the grader could not start the check ({exc})", sandbox=name,
+                           seconds=time.perf_counter() - started)
+    finally:
+        box.__exit__(None, None, None)
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _tail(path, limit):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            text = f.read().decode("utf-8", "replace")
+        return ("[... output cut ...]\n" if size > limit else "") + text
+    except OSError:
+        return ""
+
+
+SIGNALS = {"SIGXCPU": "it used more CPU time than a check may (cpu_s)",
+           "SIGXFSZ": "it wrote more output, or a larger file, than a check may (file_bytes)",
+           "SIGKILL": "usually for using too much memory",
+           "SIGSEGV": "a crash: memory the process must not touch",
+           "SIGABRT": "the process aborted"}
+
+
+def _read_result(path, nonce, returncode, limits, log=""):
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    if not size:
+        first = log.lstrip().split("\n", 1)[0]
+        if returncode and first.startswith(START_ERRORS):
+            return {}, {}, f"not gradable: the sandbox could not start the check ({first.strip()[:300]})"
+        if returncode and returncode < 0:
+            sig = signal.Signals(-returncode).name
+            return {}, {}, f"not gradable: the check was killed by signal {sig} ({SIGNALS.get(sig, 'a crash')})"
+        return {}, {}, (f"not gradable: the code exited (status {returncode}) before the check finished: do not call"
+                        " sys.exit, os._exit or kill processes")
+    if size > limits["result_bytes"]:
+        return {}, {}, "not gradable: the check's result was larger than any real result"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            facts = json.loads(str(data["facts"]))
+            arrays = {k: np.array(data[k]) for k in data.files if k != "facts"}
+    except Exception as exc:
+        return {}, {}, f"not gradable: the check's result could not be read ({type(exc).__name__})"
+    if not isinstance(facts, dict) or facts.get("nonce") != nonce:
+        return {}, {}, "not gradable: the check's result was not written by the grader (forged or tampered output)"
+    if any(a.dtype != np.float32 for a in arrays.values()):
+        return {}, {}, "not gradable: the check's result holds arrays of the wrong type (forged output)"
+    return facts, arrays, ""

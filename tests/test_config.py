@@ -1,0 +1,83 @@
+"""The config schema (autograder/config.py): a typo, a missing key or a wrong type is an error naming key, file, line."""
+import os
+import re
+
+import pytest
+
+from autograder import config
+
+SHIPPED = config.DEFAULT_PATH
+
+
+def variant(tmp_path, old, new):
+    text = open(SHIPPED, encoding="utf-8").read()
+    assert old in text, old
+    path = tmp_path / "config.toml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return str(path), text.replace(old, new, 1).splitlines()
+
+
+def line_of(lines, fragment):
+    return next(i + 1 for i, ln in enumerate(lines) if fragment in ln)
+
+
+def test_shipped_config_loads_and_matches_the_schema_defaults():
+    cfg = config.load()
+    for section, keys in config.SCHEMA.items():
+        for key, spec in keys.items():
+            assert cfg[section][key] == spec.default, f"[{section}] {key}: schema default {spec.default!r}"
+
+
+def test_misspelt_key_names_key_file_and_line(tmp_path):
+    path, lines = variant(tmp_path, "check_timeout_s = 240", "chek_timeout_s = 60")
+    with pytest.raises(config.ConfigError) as err:
+        config.load(path)
+    msg = str(err.value)
+    assert f"{path}:{line_of(lines, 'chek_timeout_s')}:" in msg
+    assert "chek_timeout_s: unknown key (did you mean 'check_timeout_s'?)" in msg
+
+
+def test_missing_key_names_it_and_its_default(tmp_path):
+    path, lines = variant(tmp_path, "repeats = 15\n", "")
+    with pytest.raises(config.ConfigError, match=r"\[speed\] missing key 'repeats' .*default is repeats = 15") as err:
+        config.load(path)
+    assert f"{path}:{line_of(lines, '[speed]')}:" in str(err.value)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("check_timeout_s = 240", 'check_timeout_s = "240"', r"check_timeout_s: must be an int, not str '240'"),
+    ("relative_error = 1e-5", "relative_error = true", r"relative_error: must be a float, not a boolean"),
+    ("compute_capability = [9, 0]", 'compute_capability = "9.0"', r"compute_capability: must be a list of integers"),
+    ('sandbox = "auto"', "sandbox = 1", r"sandbox: must be a str"),
+    ("reuse_fraction = 0.5", "reuse_fraction = [0.5]", r"reuse_fraction: must be a float"),
+])
+def test_wrong_type_names_the_key(tmp_path, old, new, message):
+    path, lines = variant(tmp_path, old, new)
+    with pytest.raises(config.ConfigError, match=message) as err:
+        config.load(path)
+    assert f"{path}:{line_of(lines, new)}:" in str(err.value)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("[stages.naive]", "[stages.naiive]", r"\[stages.naiive\] unknown stage"),
+    ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, corect = 6, speed = 2 }",
+     r"unknown check 'corect'"),
+    ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, correct = -6, speed = 2 }",
+     r"correct = -6 must be a number of points"),
+    ('speed = { reference = "naive_coalesced", min_speedup = 0.85 }', 'speed = { reference = "naive_coalesced" }',
+     r"\[stages.naive\] missing key 'min_speedup'"),
+    ("[structure]", "[structures]", r"\[structures\] unknown section"),
+])
+def test_stage_tables_are_checked(tmp_path, old, new, message):
+    path, _ = variant(tmp_path, old, new)
+    with pytest.raises(config.ConfigError, match=message):
+        config.load(path)
+
+
+def test_every_schema_key_is_explained_in_config_toml():
+    """Instructors read config.toml: each key there has a comment or a schema help text to point to."""
+    text = open(SHIPPED, encoding="utf-8").read()
+    for section, keys in config.SCHEMA.items():
+        for key, spec in keys.items():
+            assert re.search(rf"^{key} = ", text, re.M), f"[{section}] {key} missing from config.toml"
+            assert spec.help

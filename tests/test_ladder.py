@@ -1,0 +1,46 @@
+"""The optimisation ladder (tools/ladder.py, part of `make gpu-check`): every contender runs and is correct.
+
+The GPU machine runs the ladder at N = 4096; here each contender runs once in
+Numba's simulator at N = 32, so a kernel source that no longer compiles or a
+launcher that crashes is caught on CPU.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+DRIVER = r"""
+import json, sys
+import numpy as np
+from numba import cuda
+from tools import ladder
+rng = np.random.default_rng(3)
+M = K = N = 32  # the tiled-only contenders need multiples of their tile, as at N = 4096
+A = rng.standard_normal((M, K)).astype(np.float32)
+B = rng.standard_normal((K, N)).astype(np.float32)
+ref = A.astype(np.float64) @ B.astype(np.float64)
+errors = {}
+for label, launch in ladder.contenders():
+    C = cuda.to_device(np.full((M, N), np.nan, np.float32))
+    try:
+        launch(cuda.to_device(A), cuda.to_device(B), C)
+        errors[label] = float(np.linalg.norm(C.copy_to_host() - ref) / np.linalg.norm(ref))
+    except Exception as exc:
+        errors[label] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(errors))
+"""
+
+
+@pytest.mark.slow
+def test_every_ladder_contender_runs_and_is_correct_in_the_simulator():
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    p = subprocess.run([sys.executable, "-c", DRIVER], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    errors = json.loads(p.stdout.strip().splitlines()[-1])
+    assert len(errors) >= 10, errors
+    bad = {label: e for label, e in errors.items() if not (isinstance(e, float) and e < 1e-5)}
+    assert not bad, bad

@@ -1,0 +1,79 @@
+"""The notebooks' self-check and the grader agree on every instrumented check.
+
+Both take the instrumented shape from the stage registry (Stage.instrument_shape),
+so a kernel cannot pass the notebook's race check and fail the grade's. Each
+known-bad kernel (and each solution) runs through both: the grader's
+instrumented child (sandboxed, judged in this process) and the self-check's
+instruments in a simulator process, as a notebook runs them.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autograder import engine, stages
+from autograder.submission import StageSource
+from conftest import BAD, ROOT, mutate, solution_text
+
+SECOND_BARRIER = {
+    "tiled_general": ("            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n",
+                      "            acc += sA[ty, k] * sB[k, tx]\n"),
+    "tiled_transposed": ("            acc += sA[ty, k] * sBT[tx, k]\n        cuda.syncthreads()\n",
+                         "            acc += sA[ty, k] * sBT[tx, k]\n"),
+}
+
+
+def bad(name):
+    with open(os.path.join(BAD, "instruments", name), encoding="utf-8") as f:
+        return f.read()
+
+
+CASES = {  # name: (stage, source)
+    "fake tiled": ("tiled", bad("fake_tiled.py")),
+    "stage 2 without first barrier": ("tiled", bad("tiled_missing_first_barrier.py")),
+    "stage 2 without second barrier": ("tiled", bad("tiled_missing_second_barrier.py")),
+    "stage 3 without second barrier": ("tiled_general", mutate("tiled_general", SECOND_BARRIER["tiled_general"])),
+    "stage 4 without second barrier": ("tiled_transposed", mutate("tiled_transposed", SECOND_BARRIER["tiled_transposed"])),
+    "stage 4 unpadded": ("tiled_transposed", bad("transposed_unpadded.py")),
+    "stage 2 solution": ("tiled", solution_text("tiled")),
+    "stage 4 solution": ("tiled_transposed", solution_text("tiled_transposed")),
+}
+
+SELFCHECK_DRIVER = r"""
+import contextlib, io, json, sys
+from autograder import selfcheck
+from autograder.stages import find
+out = {}
+for name, (stage_name, text) in json.loads(sys.stdin.read()).items():
+    namespace = {"__name__": "notebook_" + str(len(out))}
+    exec(compile(text, "<notebook cell>", "exec"), namespace)
+    with contextlib.redirect_stdout(io.StringIO()):
+        run = selfcheck._Run(find(stage_name), namespace, seed=5)
+        run.instruments()
+    out[name] = [[n, ok] for n, ok, _ in run.report.results]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def selfcheck_verdicts():
+    p = subprocess.run([sys.executable, "-c", SELFCHECK_DRIVER], input=json.dumps(CASES), cwd=ROOT, text=True,
+                       capture_output=True, timeout=900, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
+def test_selfcheck_and_grader_agree(name, selfcheck_verdicts, cfg, tmp_path):
+    stage_name, text = CASES[name]
+    stage = stages.find(stage_name)
+    g = engine.StageGrader(StageSource(stage, stage.filename, text), "sim", cfg, np.random.default_rng(5), str(tmp_path))
+    graded = {c.name: c.status == "passed" for c in g.judge_instruments(g.run(*g.instrument_job()))}
+    notebook = dict(map(tuple, selfcheck_verdicts[name]))
+    assert graded and graded == notebook, f"grader {graded} vs self-check {notebook}"
+    expect_all_pass = "solution" in name
+    assert all(graded.values()) == expect_all_pass, graded

@@ -1,0 +1,2 @@
+"""Developer and instructor scripts that are not grading: GPU verification, the optimisation ladder,
+known-bad variants of the solutions."""
