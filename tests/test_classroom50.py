@@ -216,3 +216,15 @@ def test_grade_outside_the_runner_names_the_missing_variables(tmp_path):
     p = subprocess.run([sys.executable, "-m", "classroom.c50", "grade"], cwd=tmp_path, capture_output=True, text=True,
                        env=dict(env, PYTHONPATH=ROOT))
     assert p.returncode == 1 and "CLASSROOM, ASSIGNMENT, SUBMISSION_TAG" in p.stderr
+
+
+def test_a_gpu_runner_without_a_gpu_records_no_grade(bundle, tmp_path):
+    """A self-hosted runner that cannot see its GPU is an infrastructure error, never a 0-point result."""
+    ws = checkout(tmp_path, "ada")
+    env = runner_env("ada", bundle, tmp_path / "out")
+    env.update(RUNNER_ENVIRONMENT="self-hosted", PATH=os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin")
+    if shutil.which("nvidia-smi", path=env["PATH"]):
+        pytest.skip("this machine has nvidia-smi")
+    p = run_like_the_runner(bundle, ws, env)
+    assert p.returncode == 1 and "no GPU" in p.stderr
+    assert not (ws / "result.json").exists()
