@@ -257,7 +257,10 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None):
     changed = git.out("diff", "--name-status", "--no-renames", base, info["commit"], "--", *WATCHED)
     for line in changed.splitlines():
         status, path = line.split("\t", 1)
-        flags.append(f"workflow or grading file changed ({ {'M': 'modified', 'A': 'added', 'D': 'deleted'}.get(status, status) }): {path}")
+        by = git.out("log", "--format=%h %s", f"{base}..{info['commit']}", "--", path).splitlines()
+        how = {"M": "modified", "A": "added", "D": "deleted"}.get(status, status)
+        flags.append(f"workflow or grading file changed ({how}): {path}"
+                     + (f" by {'; '.join(by[:3])}" + (f" and {len(by) - 3} more" if len(by) > 3 else "") if by else ""))
     tree = git.out("ls-tree", "-r", "--name-only", info["commit"]).splitlines()
     for path in tree:
         top = path.split("/", 1)[0]

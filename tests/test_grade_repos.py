@@ -165,7 +165,8 @@ def test_late_commits_are_ignored_and_tampering_is_flagged(repos):
     assert (laid / "timestamp.txt").read_text().startswith("2026-03-01 12:00:00")
 
     flags = "\n".join(mal["flags"])
-    assert "workflow or grading file changed (modified): .github/workflows/autograde.yaml" in flags
+    assert "workflow or grading file changed (modified): .github/workflows/autograde.yaml by " in flags
+    assert "stage 1, reworded" in flags                                        # the commit that changed it
     assert "history rewritten: submit/2026-03-01T12-00-00Z-" in flags and "no longer on main" in flags
     assert mal["commit"] == git(work / "mal", "rev-parse", "HEAD")           # the rewritten one is what exists
     assert nobody["commit"] is None and any(f.startswith("fetch failed") for f in nobody["flags"])
