@@ -130,6 +130,14 @@ def test_a_bad_deadline_is_refused_saying_how_to_write_it(text, wanted):
     assert wanted in str(err.value) and "2026-12-01T23:59:00Z" in str(err.value)
 
 
+def test_a_repository_address_with_an_unknown_placeholder_is_refused(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(HEADER + "ada,A,L,,1,1,\n", encoding="utf-8")
+    with pytest.raises(RepoError) as err:
+        grade_repos.run(str(roster), DEADLINE, str(tmp_path / "c"), url_template="/srv/{user}.git", dry_run=True)
+    assert "{user}" in str(err.value) and "{username}" in str(err.value)
+
+
 def test_deadline_with_an_offset_is_converted_to_utc():
     assert grade_repos.iso(grade_repos.parse_deadline("2026-03-01T19:00:00-05:00")) == DEADLINE
 
