@@ -19,9 +19,9 @@ instructor's machine, with the grader the instructor holds:
    a ``repository`` column in the roster overrides it per student.
 3. Picks the graded commit: the newest commit of the default branch's first-parent
    history committed at or before the deadline (``--ref branch``), or the newest
-   ``submit/*`` tag at or before it (``--ref submit-tag``; the time in Classroom 50's
-   tag name ``submit/<UTC time>-<sha>`` counts, else the commit's). Later commits are
-   ignored and counted.
+   ``submit/*`` tag at or before it (``--ref submit-tag``; the later of the time in
+   Classroom 50's tag name ``submit/<UTC time>-<sha>`` and the commit's date). Later
+   commits are ignored and counted.
 4. Flags what a student should not have done (``flags`` below): a changed workflow
    or grader file, rewritten history, dates that run backwards.
 5. Lays each graded commit out as ``COURSE/submitted/<username>/ASSIGNMENT/`` (the
@@ -179,11 +179,13 @@ def fetch(url, mirror):
 
 
 def submit_time(git, tag, sha):
-    """The submission time of a submit/* tag: the UTC time in Classroom 50's tag name, else the commit's date."""
+    """(submission time, named time) of a submit/* tag. The named time is the UTC time in Classroom 50's
+    tag name (None for other names); the submission time is the later of it and the commit's date, since
+    nothing is submitted before it is committed."""
+    committed = git.commit_time(sha)
     m = SUBMIT_TAG_TIME.match(tag[len("refs/tags/"):])
-    if m:
-        return datetime.datetime.fromisoformat(f"{m[1]}T{m[2]}:{m[3]}:{m[4]}+00:00")
-    return git.commit_time(sha)
+    named = datetime.datetime.fromisoformat(f"{m[1]}T{m[2]}:{m[3]}:{m[4]}+00:00") if m else None
+    return max(committed, named or committed), named
 
 
 def baseline(git, head):
@@ -224,8 +226,15 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None):
         if t < pt:
             flags.append(f"dates run backwards: {sha[:10]} is dated before its parent {parent[:10]} "
                          "(commit dates can be set by hand)")
-    submits = sorted(((submit_time(git, r, s), r, s) for r, s in refs.items() if r.startswith("refs/tags/submit/")),
-                     key=lambda x: (x[0], x[1]))
+    submits = []
+    for ref, sha in refs.items():
+        if ref.startswith("refs/tags/submit/"):
+            when, named = submit_time(git, ref, sha)
+            if named and when - named > datetime.timedelta(minutes=5):
+                flags.append(f"{ref[len('refs/tags/'):]} is named {iso(named)} but its commit is dated "
+                             f"{iso(when)}: a tag made by hand")
+            submits.append((when, ref, sha))
+    submits.sort(key=lambda x: (x[0], x[1]))
     on_branch = set(c for c, _ in commits)
     for when, ref, sha in submits:
         if when.timestamp() <= limit and sha not in on_branch:

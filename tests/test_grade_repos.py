@@ -226,7 +226,19 @@ def test_submit_tag_mode_grades_the_newest_tag_before_the_deadline(repos):
     rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, mode="submit-tag",
                                   dry_run=True))["ada"]
     assert rec["ref"].startswith("submit/2026-03-01T12-00-00Z-") and rec["late_commits_ignored"] == 1
-    assert rec["commit"] == git(ada, "rev-parse", "HEAD~1")
+    assert rec["commit"] == git(ada, "rev-parse", "HEAD~1") and rec["flags"] == []
+
+
+def test_a_hand_made_tag_named_before_its_commit_is_flagged_and_not_graded(repos):
+    """A submit/* tag named with an on-time stamp on the late commit: its commit's date counts, and it is flagged."""
+    base, roster, url = repos
+    ada = base / "work" / "ada"
+    forged = submit_tag(ada, git(ada, "rev-parse", "HEAD"), "2026-03-01T20:00:00+00:00")
+    git(ada, "push", "-q", "origin", forged)
+    rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, mode="submit-tag",
+                                  dry_run=True))["ada"]
+    assert rec["commit"] == git(ada, "rev-parse", "HEAD~1") and rec["ref"] != forged
+    assert any(f.startswith(forged) and "a tag made by hand" in f for f in rec["flags"])
 
 
 # ----------------------------------------------------------------------------
