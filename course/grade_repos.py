@@ -73,6 +73,9 @@ class RepoError(ValueError):
 
 def read_roster(path):
     """[{column: value}] of a Classroom 50 roster; RepoError naming the file and line of the first problem."""
+    if not path:
+        raise RepoError("no roster given: ROSTER=roster.csv (gh teacher roster list ORG CLASSROOM, or "
+                        "CLASSROOM/roster.csv of your classroom50 repository)")
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             rows = list(csv.reader(f))

@@ -153,6 +153,9 @@ def test_the_command_line_says_what_is_wrong(tmp_path):
     p = subprocess.run([sys.executable, "-m", "course.grade_repos", "--roster", str(roster), "--deadline", DEADLINE,
                         "--course", str(tmp_path / "c")], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2 and "--org" in p.stderr and "--repo-url" in p.stderr
+    p = subprocess.run(["make", "--no-print-directory", "grade-repos", f"COURSE={tmp_path / 'c'}"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "no roster given: ROSTER=" in p.stderr
 
 
 # ----------------------------------------------------------------------------
