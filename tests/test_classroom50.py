@@ -228,3 +228,23 @@ def test_a_gpu_runner_without_a_gpu_records_no_grade(bundle, tmp_path):
     p = run_like_the_runner(bundle, ws, env)
     assert p.returncode == 1 and "no GPU" in p.stderr
     assert not (ws / "result.json").exists()
+
+
+def test_autograder_makes_the_graders_venv_on_a_hosted_runner(tmp_path):
+    """Without GRADER_PYTHON and without GRADER/.venv, autograder.py makes a venv in $RUNNER_TEMP from the grader's
+    requirements.txt and grades with it (here a stand-in grader whose requirements are empty)."""
+    grader = tmp_path / "grader"
+    (grader / "autograder").mkdir(parents=True)
+    (grader / "classroom").mkdir()
+    (grader / "classroom" / "__init__.py").write_text("")
+    (grader / "classroom" / "c50.py").write_text(
+        "import sys\nif __name__ == '__main__':\n    open('which-python', 'w').write(sys.prefix)\n")
+    (grader / "requirements.txt").write_text("# nothing to install\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = runner_env("ada", tmp_path, tmp_path / "out")
+    del env["GRADER_PYTHON"]
+    env.update(MATMUL_GRADER=str(grader), RUNNER_TEMP=str(tmp_path / "runner-temp"))
+    p = run_like_the_runner(os.path.join(c50.FILES), ws, env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (ws / "which-python").read_text() == str(tmp_path / "runner-temp" / "matmul-grader-venv")
