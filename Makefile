@@ -15,7 +15,7 @@ ASSIGNMENT ?= matmul
 DEADLINE ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv exercises test notebooks grade grade-repos release template gpu-check clean
+.PHONY: help venv exercises test test-checks notebooks grade grade-repos release template gpu-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ exercises: $(STAMP)  ## regenerate exercises/ from solutions/
 
 test: $(STAMP)  ## run the project's own tests (CPU only: simulator and PTX compile)
 	$(PY) -m pytest -n $(JOBS) -q
+
+test-checks: $(STAMP)  ## the fast layer: every check judged on plain facts, no simulator run (seconds)
+	$(PY) -m pytest -q -m "not slow" tests/checks
 
 notebooks: $(STAMP)  ## regenerate notebooks/*.py from solutions/ + notebooks/prose/, and the demo course's submissions
 	$(PY) -m course.notebooks
