@@ -28,16 +28,16 @@ def draw_secrets(rng, n, runs):
     return seeds, rng.standard_normal((n, 2))
 
 
-def expected_projections(n, seeds, X):
-    """A @ (B @ X) in float64 for every run's inputs, rebuilt from the seeds."""
+def expected_projection(n, seed_a, seed_b, X):
+    """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds."""
     from ..child.references import fill_uniform_host
-    out = np.empty((len(seeds), n, X.shape[1]))
-    for r, (seed_a, seed_b) in enumerate(seeds):
-        B = fill_uniform_host(n, n, seed_b)
-        BX = B.astype(np.float64) @ X
-        del B
-        out[r] = fill_uniform_host(n, n, seed_a).astype(np.float64) @ BX
-    return out
+    BX = fill_uniform_host(n, n, seed_b).astype(np.float64) @ X
+    return fill_uniform_host(n, n, seed_a).astype(np.float64) @ BX
+
+
+def expected_projections(n, seeds, X):
+    """expected_projection for every run."""
+    return np.stack([expected_projection(n, a, b, X) for a, b in seeds])
 
 
 def projection_errors(P, E):
@@ -85,17 +85,20 @@ def judge_runs(errors, tol, past_end=(), what="run"):
 
 
 class _Expected:
-    """The expected projections of the timed runs, computed in a thread while the child runs."""
+    """The expected projections of the timed runs, computed by a few threads while the child runs (NumPy releases
+    the GIL in the fills and products)."""
+    THREADS = 4
 
     def __init__(self, jobs):
-        self._pool = concurrent.futures.ThreadPoolExecutor(max(1, len(jobs)))
-        self._futures = {k: self._pool.submit(expected_projections, *args) for k, args in jobs.items()}
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS)
+        self._futures = {k: [self._pool.submit(expected_projection, n, a, b, X) for a, b in seeds]
+                         for k, (n, seeds, X) in jobs.items()}
 
     def get(self, key):
-        return self._futures[key].result()
+        return np.stack([f.result() for f in self._futures[key]])
 
     def close(self):
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _child_timeout(g, n, runs, board):
