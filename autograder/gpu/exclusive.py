@@ -119,11 +119,14 @@ class Watch:
     def __init__(self, selector=None, interval=1.0, proc="/proc"):
         self.selector = device_selector() if selector is None else selector
         self.interval, self.proc = interval, proc
-        self.others, self.problem, self.samples = {}, "", 0
+        self.others, self.unresolved, self.problem, self.samples = {}, {}, "", 0
         self._stop = threading.Event()
         self._thread = None
 
-    def _sample(self):
+    def _sample(self, edge=False):
+        """One listing. A pid that is not ours counts as another process; while the child runs (not at the edges)
+        a pid this process cannot see in /proc is only noted: in a container nvidia-smi may show host pids, our own
+        child's among them. Such a pid counts when it is also listed before the child started or after it ended."""
         apps, why = compute_apps(self.selector)
         if why:
             self.problem = why
@@ -133,12 +136,17 @@ class Watch:
             return
         ours = descendants(proc=self.proc)
         for app in apps:
-            if app["pid"] not in ours:
-                self.others.setdefault(app["pid"], app)
+            pid = app["pid"]
+            if pid in ours:
+                continue
+            if edge or os.path.exists(os.path.join(self.proc, str(pid))):
+                self.others.setdefault(pid, app)
+            else:
+                self.unresolved.setdefault(pid, app)
 
     def start(self):
         self.before = gpu_state(self.selector)
-        self._sample()
+        self._sample(edge=True)
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
         return self
@@ -151,10 +159,11 @@ class Watch:
         self._stop.set()
         if self._thread:
             self._thread.join()
-        self._sample()
+        self._sample(edge=True)
         after = gpu_state(self.selector)
         return {"gpu": self.selector, "before": self.before, "after": after, "samples": self.samples,
                 "others": sorted(self.others.values(), key=lambda a: a["pid"]), "shared": bool(self.others),
+                "unresolved": sorted(self.unresolved.values(), key=lambda a: a["pid"]),
                 "problem": self.problem or self.before.get("problem", "") or after.get("problem", "")}
 
 
