@@ -247,3 +247,15 @@ def test_computed_nan_is_named_as_a_read_outside_a_or_b():
     C[-1] = np.nan  # never written: the poison's own bits
     ok, msg = check_output(C, A, B, 1e-5, 16)
     assert not ok and "never written" in msg and "read outside" not in msg
+
+
+@pytest.mark.parametrize("line", ["from numba.cuda.cudadrv.driver import driver",
+                                  "import numba.cuda.cudadrv.driver as drv",
+                                  "from numba.cuda import cudadrv",
+                                  "from numba import cuda\nx = cuda.cudadrv.driver"])
+def test_the_driver_api_is_out_of_reach(line):
+    """Persisting-L2 windows and streams of its own need the driver API: the static scan forbids it (the timing
+    child also resets persisting L2 lines before every flush)."""
+    from autograder.scan import host_shortcuts
+    findings = "\n".join(host_shortcuts(line + "\n"))
+    assert "CUDA driver API" in findings, findings
