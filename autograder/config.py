@@ -46,12 +46,28 @@ SCHEMA = {
         "sandbox": Key(str, "auto", "sandbox backend: auto, bwrap, unshare or none (docs/SANDBOX.md)"),
         "processes": Key(int, 2048, "processes and threads one child may have (RLIMIT_NPROC on its own uid)"),
         "scratch_bytes": Key(int, 268435456, "size of the child's writable /tmp (a tmpfs)"),
+        "gpu_start_s": Key(float, 30.0, "start-up seconds every GPU child may take before its work (imports, CUDA "
+                                        "initialisation, compiles, many children at once)"),
+        "work_factor": Key(float, 20.0, "a GPU child may take this many times the naive reference kernel's time "
+                                        "for its work, on top of gpu_start_s"),
+        "reference_tflops": Key(float, 1.0, "the naive reference kernel's rate for those limits, in TFLOP/s"),
+        "tool_timeout_s": Key(float, 60.0, "wall-clock seconds of a racecheck or ncu child"),
+        "sim_start_s": Key(float, 30.0, "start-up seconds every simulator child may take before its work"),
+        "sim_block_step_s": Key(float, 0.3, "simulator seconds of one 16 x 16 block through one tile of K"),
+        "sim_work_factor": Key(float, 2.0, "a simulator child may take this many times its estimated work, "
+                                           "on top of sim_start_s"),
     },
     "speed": {
         "n": Key(int, 2048, "square size N of the speed check"),
         "warmup": Key(int, 3, "untimed runs before timing"),
         "repeats": Key(int, 15, "timed runs per kernel (the median counts)"),
         "leaderboard_n": Key(int, 4096, "size N of the challenge leaderboard run"),
+        "projection_error": Key(float, 1e-5, "largest relative error of a timed run's C @ X against A @ (B @ X)"),
+        "needs_correct": Key(bool, True, "speed is timed and counts only when the correctness checks passed"),
+        "exclusive_poll_s": Key(float, 1.0, "seconds between the GPU process listings while the speed child runs"),
+        "shared_retry_s": Key(float, 10.0, "seconds to wait before the one retry of a speed check on a shared GPU"),
+        "board_review_vs_cublas": Key(float, 1.2, "a leaderboard entry faster than the cuBLAS run beside it by "
+                                                  "more than this factor is marked for review, not ranked"),
     },
     "structure": {
         "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least TILE * this often"),
@@ -62,7 +78,8 @@ STAGE_KEYS = {
     "speed": Key("speed_rule", None, "{ reference = <kernel in autograder/child/references.py>, min_speedup = "
                                       "<reference time / student time> }; needed when the stage has speed points"),
 }
-SPEED_RULE = {"reference": Key(str, None, "reference kernel"), "min_speedup": Key(float, None, "speedup needed")}
+SPEED_RULE = {"reference": Key(str, None, "reference kernel"), "min_speedup": Key(float, None, "speedup needed"),
+              "review_speedup": Key(float, None, "a speedup above this is marked for an instructor's review")}
 
 
 def load(path=None):

@@ -22,6 +22,7 @@ FORBIDDEN_ATTRS = {
     "matmul": "multiplies matrices on the host", "dot": "multiplies matrices on the host",
     "einsum": "multiplies matrices on the host", "tensordot": "multiplies matrices on the host",
     "linalg": "uses a host linear-algebra library",
+    "cudadrv": "reaches the CUDA driver API (raw memory, streams, persisting-L2 windows): kernels and launches only",
 }
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
                    "vars", "locals", "open", "input", "breakpoint", "memoryview"}
@@ -43,12 +44,18 @@ def host_shortcuts(source):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
+                driver = [p for p in alias.name.split(".") if p in FORBIDDEN_ATTRS]
+                if driver:
+                    flag(node, f"imports {alias.name}, which {FORBIDDEN_ATTRS[driver[0]]}")
                 if root not in ALLOWED_IMPORTS:
                     flag(node, f"imports {alias.name}; only math, numpy and numba may be imported")
                 elif root == "numpy":
                     numpy_names.add(alias.asname or "numpy")
         elif isinstance(node, ast.ImportFrom):
             root = (node.module or "").split(".")[0]
+            driver = [p for p in (node.module or "").split(".") if p in FORBIDDEN_ATTRS]
+            if driver:
+                flag(node, f"imports from {node.module}, which {FORBIDDEN_ATTRS[driver[0]]}")
             if node.level or root not in ALLOWED_IMPORTS:
                 flag(node, f"imports from {node.module or '.'}; only math, numpy and numba may be imported")
             elif root == "numpy":

@@ -45,16 +45,39 @@ def check_output(C, A, B, tol, tile=None):
     lines = [f"{M}x{K} @ {K}x{N}: relative error {err:.2e} (limit {tol:.0e}); "
              f"{wrong.sum()} of {M * N} elements wrong.",
              f"First wrong element C[{r}, {c}]: expected {ref[r, c]:.6g}, got "
-             f"{'NaN (never written)' if np.isnan(got) else f'{got:.6g}'}.",
+             f"{_describe_value(C, r, c)}.",
              f"Wrong elements lie in rows {_span(rows)} and columns {_span(cols)}."]
     lines.append("Likely cause: " + _likely_cause(C, A, B, ref, wrong, tile, tol))
     return False, "\n".join(lines)
 
 
+NEVER_WRITTEN_BITS = 0x7FC00000  # the canonical NaN C is poisoned with; computed NaNs differ from it
+
+
+def never_written(C):
+    """Elements of C that still hold the poison NaN bit pattern."""
+    return np.ascontiguousarray(C, np.float32).view(np.uint32) == NEVER_WRITTEN_BITS
+
+
+def _describe_value(C, r, c):
+    got = C[r, c]
+    if not np.isnan(got):
+        return f"{got:.6g}"
+    return "NaN (never written)" if never_written(C[r:r + 1, c:c + 1])[0, 0] else "NaN (computed by the kernel)"
+
+
 def _likely_cause(C, A, B, ref, wrong, tile, tol):
     M, K = A.shape
     N = B.shape[1]
-    unwritten = np.isnan(C)
+    unwritten = never_written(C)
+    computed_nan = np.isnan(C) & ~unwritten
+    if computed_nan.any() and np.isfinite(A).all() and np.isfinite(B).all():
+        rows, cols = np.nonzero(computed_nan)
+        return (f"C[{rows[0]}, {cols[0]}] and {computed_nan.sum() - 1} more elements (rows {_span(rows)}, columns "
+                f"{_span(cols)}) are NaN that the kernel computed from finite inputs: it read outside A or B. The "
+                "grader surrounds A and B with NaN, so any value read past an edge poisons the sums it enters, even "
+                "when it is multiplied by a zero-masked tile. Guard every load with all the bounds it needs: "
+                "A[row, k] needs row < M and k < K; B[k, col] needs k < K and col < N.")
     if tile and K % tile and K > tile and _close(C, reference(A[:, :K - K % tile], B[:K - K % tile]), 1e-4):
         return (f"the last partial tile along K is ignored (K = {K} is not a multiple of TILE = {tile}): "
                 "loop over ceil(K / TILE) tiles and load zeros past the edge.")

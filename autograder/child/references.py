@@ -82,14 +82,23 @@ def fill_uniform(X, seed):
 
 
 def fill_uniform_host(rows, cols, seed):
-    """The same numbers as fill_uniform, computed with NumPy (for the parent's reference)."""
+    """The same numbers as fill_uniform, computed with NumPy (for the parent's reference).
+
+    32-bit unsigned arithmetic wraps exactly as the kernel's masked 64-bit steps do, for any seed in
+    [0, 2**63): the product seed * 97531 is reduced modulo 2**32 first, as the kernel's mask does.
+    """
     import numpy as np
-    idx = np.arange(rows * cols, dtype=np.uint64).reshape(rows, cols)
-    h = (idx * 2654435761 + seed * 97531) & MASK32
-    h ^= h >> 15
-    h = (h * 2246822519) & MASK32
-    h ^= h >> 13
-    return ((h >> 8).astype(np.float32) * np.float32(1.0 / 8388608.0) - np.float32(1.0)).astype(np.float32)
+    h = np.arange(rows * cols, dtype=np.uint32)
+    h *= np.uint32(2654435761)
+    h += np.uint32((int(seed) * 97531) & MASK32)
+    h ^= h >> np.uint32(15)
+    h *= np.uint32(2246822519)
+    h ^= h >> np.uint32(13)
+    h >>= np.uint32(8)
+    out = h.astype(np.float32)
+    out *= np.float32(1.0 / 8388608.0)
+    out -= np.float32(1.0)
+    return out.reshape(rows, cols)
 
 
 @cuda.jit
@@ -102,3 +111,22 @@ def scrub_kernel(X, value):
 def flush_l2(buffer, value):
     """Overwrite a buffer larger than L2 so no kernel starts with its operands cached."""
     scrub_kernel[math.ceil(buffer.shape[0] / 256), 256](buffer, value)
+
+
+def poison(buffer):
+    """Fill a 1-D device buffer with NaN (C before every run: nothing from an earlier run survives)."""
+    flush_l2(buffer, math.nan)
+
+
+def reset_persisting_l2():
+    """Evict persisting L2 lines (cuCtxResetPersistingL2Cache) so the flush reaches every line.
+
+    Returns "" when done, else why not. Student code cannot set an access-policy window (it may not import
+    ctypes or the driver bindings); this is a second line of defence.
+    """
+    try:
+        from numba.cuda.cudadrv.driver import driver
+        driver.cuCtxResetPersistingL2Cache()
+        return ""
+    except Exception as exc:  # the simulator, or a driver binding without the call
+        return f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -44,11 +44,33 @@ def task_compile(job, module):
     return facts, {}
 
 
+# NaN patterns: C's never-written poison is the canonical NaN; the guards around A and B hold another one, so a
+# NaN in C that is not the poison was computed (from a guard value read past an edge of A or B).
+GUARD_NAN_BITS = 0x7FC0BAD0
+
+
 def device_output(cuda, np, M, N):
     """C as a view at the start of a NaN-filled buffer; the tail catches stores past C's end."""
     guard = 64 * N + 1024
     buf = cuda.to_device(np.full(M * N + guard, np.nan, np.float32))
     return buf, buf[: M * N].reshape(M, N), guard
+
+
+def guard_elements(rows, cols):
+    """Guard length before and after an operand: 64 rows' worth plus 1024, rounded to 64 floats (256 B)."""
+    return -(-(64 * max(cols, 1) + 1024) // 64) * 64
+
+
+def guarded_input(cuda, np, host):
+    """A device copy of an input matrix as a view inside a buffer with NaN guards before and after it, so a
+    read past any edge of the matrix (past the last row, before the first) yields NaN and poisons C.
+    Returns (buffer, view, guard)."""
+    rows, cols = host.shape
+    guard = guard_elements(rows, cols)
+    filled = np.full(guard + rows * cols + guard, GUARD_NAN_BITS, np.uint32).view(np.float32)
+    filled[guard: guard + rows * cols] = host.ravel()
+    buf = cuda.to_device(filled)
+    return buf, buf[guard: guard + rows * cols].reshape(rows, cols), guard
 
 
 def task_run(job, module, inputs):
@@ -60,7 +82,8 @@ def task_run(job, module, inputs):
     for i in range(job["count"]):
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
         M, N = A_host.shape[0], B_host.shape[1]
-        A, B = cuda.to_device(A_host), cuda.to_device(B_host)
+        _, A, _ = guarded_input(cuda, np, A_host)
+        _, B, _ = guarded_input(cuda, np, B_host)
         buf, C, guard = device_output(cuda, np, M, N)
         shape_facts = {}
         facts["shapes"].append(shape_facts)

@@ -47,6 +47,10 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             report.stages.append(g.stage.name)
             checks = g.judge(futures)
             report.checks.extend(checks)
+            if getattr(g, "gpu", None):
+                report.gpu[g.stage.name] = g.gpu
+            if getattr(g, "speed", None):
+                report.speed[g.stage.name] = g.speed
             board = getattr(g, "leaderboard", None)
             if board:
                 report.leaderboard.append(board)

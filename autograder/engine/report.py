@@ -40,6 +40,8 @@ class Report:
     problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
     seconds: float = 0.0
     sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
+    gpu: dict = field(default_factory=dict)     # per stage: the GPU's state around the speed check, who shared it
+    speed: dict = field(default_factory=dict)   # per stage: the speed check's numbers
 
     @property
     def score(self):
@@ -67,12 +69,34 @@ def to_gradescope(report):
            "tests": tests, "extra_data": {"device": report.device, "provisional": report.provisional,
                                           "sandbox": report.sandbox,
                                           "stages": report.stages}}
+    if report.gpu:
+        out["extra_data"]["gpu"] = gpu_summary(report.gpu)
+    if report.speed:
+        out["extra_data"]["speed"] = report.speed
     if report.leaderboard:
         board = report.leaderboard[0]
-        out["leaderboard"] = [{"name": "TFLOP/s at N=%d" % board["n"], "value": round(board["tflops"], 3)}]
-        if "percent_of_cublas" in board:
-            out["leaderboard"].append({"name": "% of cuBLAS", "value": round(board["percent_of_cublas"], 1)})
+        status = board.get("status", "ranked")
+        out["extra_data"]["leaderboard"] = {k: board[k] for k in board if k != "timings"}
+        if status == "ranked":  # an entry marked for review is recorded above but not ranked
+            out["leaderboard"] = [{"name": "TFLOP/s at N=%d" % board["n"], "value": round(board["tflops"], 3)}]
+            if "percent_of_cublas" in board:
+                out["leaderboard"].append({"name": "% of cuBLAS", "value": round(board["percent_of_cublas"], 1)})
     return out
+
+
+def gpu_summary(per_stage):
+    """{name, uuid, shared, stages: {stage: {clocks and temperature before/after, shared, others}}}."""
+    first = next(iter(per_stage.values()))
+    before = first.get("before", {})
+    stages = {}
+    for stage, facts in per_stage.items():
+        stages[stage] = {"shared": facts.get("shared", False), "others": facts.get("others", []),
+                         "attempts": facts.get("attempts", 1), "problem": facts.get("problem", ""),
+                         **{f"{when}_{key}": facts.get(when, {}).get(key)
+                            for when in ("before", "after")
+                            for key in ("sm_clock_mhz", "max_sm_clock_mhz", "temperature_c", "utilization_percent")}}
+    return {"name": before.get("name"), "uuid": before.get("uuid"),
+            "shared": any(s["shared"] for s in stages.values()), "stages": stages}
 
 
 def write_json_atomic(path, data):

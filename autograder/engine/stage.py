@@ -5,7 +5,9 @@ own sandboxed child (autograder/sandbox); a crash, exit, hang or CUDA error
 there fails that check alone. The judging itself is in autograder/checks/.
 """
 import ast
+import math
 import os
+import threading
 
 import numpy as np
 
@@ -55,6 +57,13 @@ class StageGrader:
         limits = dict(cfg["limits"])
         self.gpu_limits = limits
         self.sim_limits = {**limits, "address_space_bytes": limits["sim_address_space_bytes"]}
+        # Fail fast: a child that runs out of time stops the stage's other children (cancel) and its later
+        # GPU checks (gate_reason).
+        self.cancel = threading.Event()
+        self.timed_out = ""
+        self.futures = {}
+        self._gate = None
+        self._gate_lock = threading.Lock()
 
     def check(self, key, name, share=1.0):
         return Check(self.stage.name, key, name, self.points.get(key, 0) * share)
@@ -63,9 +72,38 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check"):
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
-        return sandbox.run_child(job, limits, inputs, wrapper, timeout)
+        if self.cancel.is_set():
+            return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
+        result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
+                                   self.cancel)
+        if result.timed_out and not self.cancel.is_set():
+            self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
+            self.cancel.set()
+        return result
+
+    # -- time limits derived from the work ------------------------------------
+    def work_timeout(self, flops):
+        """Seconds a GPU child may run: start-up plus work_factor times what the naive reference kernel needs for
+        `flops` at reference_tflops; never more than check_timeout_s."""
+        lim = self.cfg["limits"]
+        return min(lim["check_timeout_s"],
+                   lim["gpu_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12))
+
+    def sim_timeout(self, shapes):
+        """Seconds a simulator child may run: start-up plus sim_work_factor times the simulated block-steps (one
+        TILE x TILE block through one tile of K) at sim_block_step_s each, scaled by the block's threads."""
+        lim = self.cfg["limits"]
+        t = self.tile or 16
+        steps = sum(math.ceil(M / t) * math.ceil(N / t) * (1 + math.ceil(K / t)) for M, K, N in shapes)
+        work = steps * lim["sim_block_step_s"] * max(1.0, (t / 16) ** 2)
+        return min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * work)
+
+    def run_timeout(self, shapes, device):
+        if device == "sim":
+            return self.sim_timeout(shapes)
+        return self.work_timeout(sum(2.0 * M * K * N for M, K, N in shapes))
 
     def draw(self, shapes):
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
@@ -90,17 +128,59 @@ class StageGrader:
             return {}
         cc = self.cfg["grading"]["compute_capability"]
         compile_device = "gpu" if self.device == "gpu" else "ptx"
-        futures = {"compile": pool.submit(self.run, self.job("compile", compile_device, cc=cc))}
+        lim = self.cfg["limits"]
+        compile_timeout = lim["gpu_start_s"] if self.device == "gpu" else lim["sim_start_s"]
+        futures = {"compile": pool.submit(self.run, self.job("compile", compile_device, cc=cc), None, (),
+                                          compile_timeout, "the compile check")}
+        # Correctness children first: the GPU tools wait for them (gate_reason) and speed runs last.
         for group, shapes in self.shape_groups().items():
             inputs = self.draw(shapes)
             futures["correct:" + group] = (pool.submit(self.run, self.job("run", self.device, count=len(shapes)),
-                                                       inputs), inputs)
+                                                       inputs, (), self.run_timeout(shapes, self.device),
+                                                       f"the correctness check '{group}'"), inputs)
         if self.sim_instrument_keys():
-            futures["instruments"] = pool.submit(self.run, *self.instrument_job())
+            job, inputs = self.instrument_job()
+            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+            futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
+                                                 "the instrumented simulator run")
+        self.futures = futures
         if self.device == "gpu":
             from ..gpu.tools import tool_tasks
             futures.update(tool_tasks(self, pool))
         return futures
+
+    def gate_reason(self, key):
+        """Why the later GPU check `key` (races, bank_conflicts, speed) must not run, or "".
+
+        Waits for the compile and correctness children (started before any caller of this). A timeout anywhere
+        in the stage stops every later GPU check; so do a kernel that does not compile and, for the GPU tools
+        and (unless [speed] needs_correct is false) for speed, a wrong result on the correctness shapes."""
+        with self._gate_lock:
+            if self._gate is None:
+                self._gate = self._compute_gate()
+        compile_problem, wrong = self._gate
+        if self.timed_out:
+            return f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)"
+        if compile_problem:
+            return "not run: " + compile_problem
+        if wrong and (key != "speed" or self.cfg["speed"]["needs_correct"]):
+            return (f"not run: the correctness checks failed ({wrong}); "
+                    + ("speed counts only for a correct kernel" if key == "speed" else
+                       "the GPU tools run only on a kernel that computes the right product"))
+        return ""
+
+    def _compute_gate(self):
+        compiled = self.futures["compile"].result()
+        if compiles.judge(self, compiled).status != "passed":
+            return "the kernel does not compile", ""
+        groups = [k for k in self.futures if k.startswith("correct:")]
+        wrong = []
+        for key in groups:
+            future, inputs = self.futures[key]
+            c = correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups))
+            if c.status != "passed":
+                wrong.append(key.split(":", 1)[1])
+        return "", ", ".join(wrong)
 
     def instrument_job(self):
         """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
@@ -173,15 +253,15 @@ class StageGrader:
     def gpu_checks(self, compile_check, futures):
         """The GPU-only checks; call when no other child uses the GPU (speed is timed)."""
         checks = []
-        if compile_check.status != "passed":
-            for key, name in (("races", "races"), ("bank_conflicts", "bank conflicts"), ("speed", "speed")):
-                if key in self.points:
-                    checks.append(self.check(key, name).verdict(False, "not run: the kernel does not compile"))
-            return checks
-        if "races" in self.points:
-            checks.append(races.judge_racecheck(self, *futures["racecheck"].result()))
-        if "bank_conflicts" in self.points:
-            checks.append(bank_conflicts.judge_ncu(self, *futures["ncu"].result()))
+        for key, future_key, judge in (("races", "racecheck", races.judge_racecheck),
+                                       ("bank_conflicts", "ncu", bank_conflicts.judge_ncu)):
+            if key not in self.points:
+                continue
+            gate = self.gate_reason(key)
+            if gate:
+                checks.append(self.check(key, CHECK_NAMES[key]).verdict(False, gate))
+            else:
+                checks.append(judge(self, *futures[future_key].result()))
         if "speed" in self.points:
             checks.append(speed.judge(self))
         return checks

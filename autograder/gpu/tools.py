@@ -44,23 +44,28 @@ def tool_tasks(g, pool):
                 "B0": g.rng.standard_normal((n, n)).astype(np.float32)}
     if "races" in g.points:
         futures["racecheck"] = pool.submit(
-            _tool_run, g, "compute-sanitizer",
+            _tool_run, g, "races", "compute-sanitizer",
             lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--log-file", log), inputs(RACECHECK_N))
     if "bank_conflicts" in g.points:
         futures["ncu"] = pool.submit(
-            _tool_run, g, "ncu",
+            _tool_run, g, "bank_conflicts", "ncu",
             lambda log: ("--clock-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
                          "-k", f"regex:{g.stage.kernel}", "--log-file", log), inputs(NCU_N))
     return futures
 
 
-def _tool_run(g, tool, args, inputs):
-    """(child result, the tool's log text, why the tool is missing or '')."""
+def _tool_run(g, key, tool, args, inputs):
+    """(child result, the tool's log text, why the tool is missing or ''); (None, None, why) when the stage's
+    correctness children say the tool must not run (StageGrader.gate_reason waits for them)."""
+    gate = g.gate_reason(key)
+    if gate:
+        return None, None, gate
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
         log = os.path.join(d, "tool.log")
-        result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)))
+        result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)),
+                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run")
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""

@@ -28,6 +28,8 @@ class ChildResult:
     seconds: float = 0.0
     sandbox: str = ""       # the backend that ran it: bwrap, unshare or none
     uid: int = None         # the uid it ran as, when the grader could give it one of its own
+    timed_out: bool = False  # stopped at its time limit
+    cancelled: bool = False  # stopped early because `cancel` was set (another check of the stage did not finish)
 
 
 def _limit(limits, key):
@@ -35,8 +37,11 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None):
-    """Run ``job`` in a fresh sandboxed child; never raises for anything the child does."""
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
+    """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
+
+    `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (a threading.Event)
+    when it is set while the child runs."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -70,16 +75,17 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None):
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
-            try:
-                proc.wait(timeout=timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            timed_out, cancelled = _wait(proc, timeout, cancel)
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
                              sandbox=name, uid=box.uid)
+        if cancelled:
+            result.cancelled = True
+            result.problem = "not run: stopped because another check of this stage did not finish in time"
+            return result
         if timed_out:
+            result.timed_out = True
             result.problem = (f"not gradable: the check did not finish within {timeout:.0f} s and was stopped: look "
                               "for a loop that never ends (a while loop whose condition never changes, or a barrier "
                               "not all threads reach)")
@@ -95,6 +101,21 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None):
                            seconds=time.perf_counter() - started)
     finally:
         box.__exit__(None, None, None)
+
+
+def _wait(proc, timeout, cancel):
+    """(timed_out, cancelled) once the process ended, ran past `timeout` or `cancel` was set."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return True, False
+        try:
+            proc.wait(timeout=min(remaining, 0.25) if cancel is not None else remaining)
+            return False, False
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                return False, True
 
 
 def _kill_group(proc):

@@ -1,0 +1,172 @@
+"""Trusted parent side: is the GPU the speed check times on used by anyone else?
+
+Another process on the same GPU distorts timings unevenly: time-slicing favours
+short kernels, so a 0.6 ms kernel against a 12 ms reference reads about twice
+as fast as it is. The speed check therefore asks ``nvidia-smi`` which compute
+processes hold the GPU before the timing child starts, every ``interval``
+seconds while it runs, and after it ended, and reads the GPU's name, SM clock
+and temperature before and after. Processes of the grader itself (this
+process and its descendants: the timing child under the sandbox) are not
+"others".
+
+The GPU is the one CUDA device 0 is in the grader's environment: the first
+entry of CUDA_VISIBLE_DEVICES (an index or a GPU-... UUID; nvidia-smi accepts
+both with ``-i``), else GPU 0. With CUDA_DEVICE_ORDER unset CUDA numbers GPUs
+fastest first, nvidia-smi by PCI bus: on a host of identical GPUs they agree;
+pin workers by UUID to be certain.
+"""
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+GPU_FIELDS = ("name", "uuid", "clocks.sm", "clocks.max.sm", "temperature.gpu", "utilization.gpu")
+APP_FIELDS = ("pid", "process_name", "used_memory")
+
+
+def device_selector(environ=None):
+    """The nvidia-smi -i argument for the GPU that CUDA device 0 is, from CUDA_VISIBLE_DEVICES."""
+    environ = os.environ if environ is None else environ
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None or not visible.strip():
+        return "0"
+    first = visible.split(",")[0].strip()
+    return first
+
+
+def _smi(args, timeout=10):
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None, "nvidia-smi is not on PATH"
+    try:
+        out = subprocess.run([smi, *args], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"nvidia-smi failed: {type(exc).__name__}"
+    if out.returncode != 0:
+        return None, f"nvidia-smi exited {out.returncode}: {(out.stderr or out.stdout).strip()[:200]}"
+    return out.stdout, ""
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def gpu_state(selector):
+    """{name, uuid, sm_clock_mhz, max_sm_clock_mhz, temperature_c, utilization_percent} or {"problem": why}."""
+    out, why = _smi(["--query-gpu=" + ",".join(GPU_FIELDS), "--format=csv,noheader,nounits", "-i", selector])
+    if out is None:
+        return {"problem": why}
+    line = next((ln for ln in out.splitlines() if ln.strip()), "")
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) != len(GPU_FIELDS):
+        return {"problem": f"unexpected nvidia-smi output: {line[:200]!r}"}
+    return {"name": parts[0], "uuid": parts[1], "sm_clock_mhz": _number(parts[2]), "max_sm_clock_mhz": _number(parts[3]),
+            "temperature_c": _number(parts[4]), "utilization_percent": _number(parts[5])}
+
+
+def compute_apps(selector):
+    """([{pid, name, used_memory_mib}], problem): the compute processes on the GPU."""
+    out, why = _smi(["--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits", "-i", selector])
+    if out is None:
+        return [], why
+    apps = []
+    for line in out.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 3 or not parts[0].isdigit():
+            continue
+        apps.append({"pid": int(parts[0]), "name": ",".join(parts[1:-1]), "used_memory_mib": _number(parts[-1])})
+    return apps, ""
+
+
+def descendants(root=None, proc="/proc"):
+    """Pids of `root` (default: this process) and every process below it, read from /proc."""
+    root = os.getpid() if root is None else root
+    children = {}
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return {root}
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, entry, "stat"), encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    ours, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in ours:
+            ours.add(pid)
+            todo.extend(children.get(pid, []))
+    return ours
+
+
+class Watch:
+    """Snapshots before, during (a thread polling every `interval` s) and after the timed child.
+
+    Use: ``w = Watch(selector).start()``; run the child; ``facts = w.stop()``. `facts` holds the GPU states
+    before and after, the processes of others seen at any point (``others``), ``shared`` and ``problem``
+    (why exclusivity could not be checked, "" when it was)."""
+
+    def __init__(self, selector=None, interval=1.0, proc="/proc"):
+        self.selector = device_selector() if selector is None else selector
+        self.interval, self.proc = interval, proc
+        self.others, self.unresolved, self.problem, self.samples = {}, {}, "", 0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _sample(self, edge=False):
+        """One listing. A pid that is not ours counts as another process; while the child runs (not at the edges)
+        a pid this process cannot see in /proc is only noted: in a container nvidia-smi may show host pids, our own
+        child's among them. Such a pid counts when it is also listed before the child started or after it ended."""
+        apps, why = compute_apps(self.selector)
+        if why:
+            self.problem = why
+            return
+        self.samples += 1
+        if not apps:
+            return
+        ours = descendants(proc=self.proc)
+        for app in apps:
+            pid = app["pid"]
+            if pid in ours:
+                continue
+            if edge or os.path.exists(os.path.join(self.proc, str(pid))):
+                self.others.setdefault(pid, app)
+            else:
+                self.unresolved.setdefault(pid, app)
+
+    def start(self):
+        self.before = gpu_state(self.selector)
+        self._sample(edge=True)
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+        return self
+
+    def _poll(self):
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        self._sample(edge=True)
+        after = gpu_state(self.selector)
+        return {"gpu": self.selector, "before": self.before, "after": after, "samples": self.samples,
+                "others": sorted(self.others.values(), key=lambda a: a["pid"]), "shared": bool(self.others),
+                "unresolved": sorted(self.unresolved.values(), key=lambda a: a["pid"]),
+                "problem": self.problem or self.before.get("problem", "") or after.get("problem", "")}
+
+
+def describe_others(others):
+    """'pid 123 (python3), pid 456 (unknown)' for a message."""
+    return ", ".join(f"pid {a['pid']} ({a['name'] or 'unknown'})" for a in others)

@@ -1,0 +1,135 @@
+"""GPU exclusivity around the speed check, with a fake nvidia-smi on PATH (no GPU needed)."""
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import types
+
+import numpy as np
+import pytest
+
+from autograder import sandbox
+from autograder.gpu import exclusive
+
+FAKE = r'''#!/bin/sh
+# fake nvidia-smi: prints the files the test wrote; logs its arguments
+echo "$@" >> "{d}/args.log"
+case "$*" in
+  *--query-gpu=*) cat "{d}/gpu.csv" ;;
+  *--query-compute-apps=*) cat "{d}/apps.csv" 2>/dev/null ;;
+  *) echo "GPU 0: Fake" ;;
+esac
+'''
+
+
+@pytest.fixture
+def smi(tmp_path, monkeypatch):
+    """A fake nvidia-smi; write apps.csv / gpu.csv in `smi.dir` to set what it reports."""
+    d = tmp_path / "smi"
+    d.mkdir()
+    script = d / "nvidia-smi"
+    script.write_text(FAKE.format(d=d))
+    script.chmod(0o755)
+    (d / "gpu.csv").write_text("NVIDIA H100 80GB HBM3, GPU-1234, 1980, 1980, 41, 0\n")
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
+    return types.SimpleNamespace(dir=d, apps=lambda text: (d / "apps.csv").write_text(text),
+                                 args=lambda: (d / "args.log").read_text())
+
+
+def test_device_selector_follows_cuda_visible_devices():
+    assert exclusive.device_selector({}) == "0"
+    assert exclusive.device_selector({"CUDA_VISIBLE_DEVICES": "3,1"}) == "3"
+    assert exclusive.device_selector({"CUDA_VISIBLE_DEVICES": "GPU-abc-123"}) == "GPU-abc-123"
+
+
+def test_gpu_state_is_parsed_and_the_pinned_gpu_asked(smi, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")
+    state = exclusive.gpu_state(exclusive.device_selector())
+    assert state == {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1234", "sm_clock_mhz": 1980.0,
+                     "max_sm_clock_mhz": 1980.0, "temperature_c": 41.0, "utilization_percent": 0.0}
+    assert "-i 2" in smi.args()
+
+
+def test_another_process_makes_the_gpu_shared(smi):
+    smi.apps("4242, python3, 1024\n")
+    facts = exclusive.Watch(interval=0.05).start().stop()
+    assert facts["shared"] and facts["others"] == [{"pid": 4242, "name": "python3", "used_memory_mib": 1024.0}]
+    assert facts["before"]["name"] == "NVIDIA H100 80GB HBM3" and facts["after"]["temperature_c"] == 41.0
+    assert exclusive.describe_others(facts["others"]) == "pid 4242 (python3)"
+
+
+def test_our_own_processes_are_not_others(smi):
+    """The timing child is a descendant of the grader: listed by nvidia-smi, but not another user of the GPU."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        smi.apps(f"{os.getpid()}, python3, 10\n{child.pid}, python3, 500\n")
+        facts = exclusive.Watch(interval=0.05).start().stop()
+        assert not facts["shared"] and facts["others"] == [] and facts["problem"] == ""
+    finally:
+        child.kill()
+        child.wait()
+
+
+def _stranger():
+    """A process that is not a descendant of this one (its parent shell exits at once): another user's process."""
+    out = subprocess.run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
+    pid = int(out.stdout.strip())
+    time.sleep(0.1)
+    return pid
+
+
+def test_a_process_seen_only_while_timing_counts(smi):
+    stranger = _stranger()
+    try:
+        smi.apps("")
+        watch = exclusive.Watch(interval=0.05).start()
+        # while the child runs: a visible stranger, and a pid this process cannot see (a host pid in a container)
+        smi.apps(f"{stranger}, cublas_load, 2000\n999999999, python3, 100\n")
+        time.sleep(0.4)
+        smi.apps("")
+        facts = watch.stop()
+    finally:
+        os.kill(stranger, 9)
+    assert facts["shared"] and [a["pid"] for a in facts["others"]] == [stranger] and facts["samples"] >= 3
+    assert [a["pid"] for a in facts["unresolved"]] == [999999999]
+
+
+def test_an_invisible_pid_before_timing_counts(smi):
+    smi.apps("999999999, python3, 100\n")
+    facts = exclusive.Watch(interval=0.05).start().stop()
+    assert facts["shared"] and facts["others"][0]["pid"] == 999999999
+
+
+def test_missing_nvidia_smi_is_recorded_not_a_verdict(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    facts = exclusive.Watch(interval=0.05).start().stop()
+    assert not facts["shared"] and "nvidia-smi is not on PATH" in facts["problem"]
+
+
+def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkeypatch, tmp_path):
+    """The speed check never passes or fails on numbers taken under contention: it retries once, then says who
+    shared the GPU, and results.json records it."""
+    from autograder.checks import speed
+    from autograder.engine.report import Check, Report, to_gradescope
+    smi.apps("31337, other_training_job, 40000\n")
+    c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.1, "exclusive_poll_s": 0.05}}
+    runs = []
+
+    def run(job, inputs, timeout=None, what=""):
+        runs.append(job)
+        return sandbox.ChildResult(facts={"timings": {}})
+    stage = types.SimpleNamespace(name="tiled", challenge=False)
+    g = types.SimpleNamespace(cfg=c, stage=stage, rng=np.random.default_rng(0), run=run,
+                              gate_reason=lambda key: "", work_timeout=lambda flops: 30,
+                              job=lambda task, device, **kw: {"task": task, **kw},
+                              check=lambda key, name, share=1.0: Check("tiled", key, name, 2))
+    check = speed.judge(g)
+    assert len(runs) == 2, "one retry"
+    assert check.status == "skipped" and check.score == 0 and check.max_score == 0
+    assert "not gradable: the GPU was shared with another process (pid 31337 (other_training_job))" in check.output
+    report = Report("s", "gpu", 1, checks=[check], gpu={"tiled": g.gpu})
+    gpu = to_gradescope(report)["extra_data"]["gpu"]
+    assert gpu["name"] == "NVIDIA H100 80GB HBM3" and gpu["shared"] is True
+    assert gpu["stages"]["tiled"]["others"][0]["pid"] == 31337
+    assert gpu["stages"]["tiled"]["before_sm_clock_mhz"] == 1980.0 and gpu["stages"]["tiled"]["attempts"] == 2

@@ -1,0 +1,117 @@
+"""Fail fast: a kernel that never ends costs one derived time limit per stage, not minutes; a wrong or stopped
+stage runs none of its later GPU checks; time limits follow the work."""
+import time
+import types
+
+import numpy as np
+import pytest
+
+from autograder import sandbox, stages
+from autograder.engine.stage import StageGrader
+from conftest import failed, mutate, solution_text
+
+NEVER_ENDS = ("    acc = float32(0.0)\n", "    acc = float32(0.0)\n    i = 0\n    while i >= 0:\n        i = (i + 1) % 7\n")
+
+
+def test_simulator_hang_costs_at_most_60_s_per_stage(grade_text):
+    """A stage 2 kernel that never ends: the first correctness child to reach its derived limit stops the others."""
+    started = time.monotonic()
+    r = grade_text("tiled", mutate("tiled", NEVER_ENDS), check_timeout_s=240)
+    seconds = time.monotonic() - started
+    out = failed(r, "correct")
+    assert "did not finish within" in out, out
+    assert seconds <= 60, f"a never-ending kernel cost {seconds:.0f} s"
+    # every other check of the stage says why it did not run
+    for key in ("races", "data_reuse"):
+        assert "did not finish" in failed(r, key)
+
+
+def _grader(cfg, stage_name, tile=16, device="sim"):
+    g = StageGrader.__new__(StageGrader)
+    g.cfg, g.stage, g.tile, g.device = cfg, stages.find(stage_name), tile, device
+    return g
+
+
+def test_time_limits_follow_the_work(cfg):
+    g = _grader(cfg, "tiled_general")
+    lim = cfg["limits"]
+    small = g.sim_timeout([(1, 1, 1)])
+    big = g.sim_timeout([(33, 9, 31), (17, 23, 23)])
+    assert lim["sim_start_s"] < small < big <= lim["check_timeout_s"]
+    assert big <= 50, "a never-ending kernel in the simulator must cost under a minute"
+    assert g.sim_timeout([(4000, 4000, 4000)]) == lim["check_timeout_s"], "check_timeout_s is the outer bound"
+    # GPU: start-up plus 20x the naive reference's time; 2048^3 is about 17 ms of it
+    assert g.work_timeout(2.0 * 2048 ** 3) == pytest.approx(lim["gpu_start_s"] + lim["work_factor"] * 2 * 2048 ** 3 / 1e12)
+    assert g.work_timeout(2.0 * 2048 ** 3) < 60
+
+
+def _futures(results):
+    """Done futures standing for the compile and correctness children."""
+    from concurrent.futures import Future
+
+    def done(value):
+        f = Future()
+        f.set_result(value)
+        return f
+    return {k: (done(v[0]), v[1]) if isinstance(v, tuple) else done(v) for k, v in results.items()}
+
+
+def _gate_grader(cfg, futures, **speed):
+    g = _grader(cfg, "tiled_general", device="gpu")
+    c = {**cfg, "speed": {**cfg["speed"], **speed}}
+    g.cfg, g.points, g.tol = c, c["stages"]["tiled_general"]["points"], c["grading"]["relative_error"]
+    g.src, g.module_path = types.SimpleNamespace(source=solution_text("tiled_general")), "s3_tiled_general.py"
+    import threading
+    g.cancel, g.timed_out, g._gate, g._gate_lock, g.futures = threading.Event(), "", None, threading.Lock(), futures
+    return g
+
+
+def _compiled():
+    return sandbox.ChildResult(facts={"defines_kernel": True, "is_cuda_kernel": True, "defines_launcher": True,
+                                      "constants": {"TILE": 16}, "shared_arrays": [1024, 1024], "barriers": 2})
+
+
+def _run_result(A, B, C):
+    return sandbox.ChildResult(facts={"shapes": [{"writes_past_end": 0, "launches": 1}]}, arrays={"C0": C})
+
+
+def test_wrong_results_gate_the_later_gpu_checks(cfg):
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((40, 3)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
+    right = (A.astype(np.float64) @ B).astype(np.float32)
+    wrong = right.copy()
+    wrong[20:] = np.nan  # a grid sized from the wrong axis leaves rows unwritten
+    inputs = {"A0": A, "B0": B}
+    good = _gate_grader(cfg, _futures({"compile": _compiled(), "correct:rect": (_run_result(A, B, right), inputs)}))
+    assert good.gate_reason("speed") == good.gate_reason("races") == ""
+    bad = _gate_grader(cfg, _futures({"compile": _compiled(), "correct:rect": (_run_result(A, B, wrong), inputs)}))
+    assert "correctness checks failed (rect)" in bad.gate_reason("speed")
+    assert "speed counts only for a correct kernel" in bad.gate_reason("speed")
+    assert "GPU tools run only" in bad.gate_reason("races")
+    off = _gate_grader(cfg, _futures({"compile": _compiled(), "correct:rect": (_run_result(A, B, wrong), inputs)}),
+                       needs_correct=False)
+    assert off.gate_reason("speed") == "" and off.gate_reason("races") != ""
+    stopped = _gate_grader(cfg, _futures({"compile": _compiled(), "correct:rect": (_run_result(A, B, right), inputs)}))
+    stopped.timed_out = "the correctness check 'rect' of this stage did not finish within its 31 s limit"
+    assert "did not finish" in stopped.gate_reason("speed") and "did not finish" in stopped.gate_reason("races")
+
+
+def test_cancel_stops_a_running_child(cfg, tmp_path):
+    """The sandbox stops a child when the stage's cancel event is set (a sibling ran out of time)."""
+    import threading
+    path = tmp_path / "s1_naive.py"
+    path.write_text(mutate("naive", ("    if row < M and col < N:\n",
+                                     "    i = 0\n    while i >= 0:\n        i = (i + 1) % 7\n    if row < M and col < N:\n")),
+                    encoding="utf-8")
+    cancel = threading.Event()
+    threading.Timer(3.0, cancel.set).start()
+    job = {"task": "run", "device": "sim", "module": "s1_naive", "module_path": str(path),
+           "kernel": "matmul_naive_kernel", "launcher": "matmul_naive", "count": 1}
+    rng = np.random.default_rng(1)
+    inputs = {"A0": rng.standard_normal((4, 4)).astype(np.float32), "B0": rng.standard_normal((4, 4)).astype(np.float32)}
+    limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
+    started = time.monotonic()
+    r = sandbox.run_child(job, limits, inputs, timeout=120, cancel=cancel)
+    assert time.monotonic() - started < 30
+    assert r.cancelled and not r.timed_out, r.problem
+    assert "another check of this stage did not finish" in r.problem

@@ -1,0 +1,261 @@
+"""The speed check's judges on CPU: the product check of every timed run (Freivalds), the leaderboard's status,
+the fills the parent rebuilds, and timing exploits fed to the judge as the facts a child would report."""
+import copy
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from autograder import sandbox, stages
+from autograder.checks import speed
+from autograder.child.references import fill_uniform_host
+from autograder.engine.report import Check, Report, to_gradescope
+from conftest import ROOT
+
+N = 128
+
+
+def projection(C, X):
+    return (C.astype(np.float64) @ X).astype(np.float32)
+
+
+def product(seed_a, seed_b, n=N):
+    return fill_uniform_host(n, n, seed_a) @ fill_uniform_host(n, n, seed_b)  # float32, as a kernel computes it
+
+
+class Expected:
+    def __init__(self, jobs):
+        self.values = {k: speed.expected_projections(*args) for k, args in jobs.items()}
+
+    def get(self, key):
+        return self.values[key]
+
+
+def grader(cfg, stage_name="fast", **speed_cfg):
+    c = copy.deepcopy(cfg)
+    c["speed"].update({"n": N, "leaderboard_n": N, **speed_cfg})
+    stage = stages.find(stage_name)
+    points = c["stages"][stage.name]["points"]
+    return types.SimpleNamespace(cfg=c, stage=stage, points=points,
+                                 check=lambda key, name, share=1.0: Check(stage.name, key, name, points.get(key, 0)))
+
+
+def child_facts(seeds, X, student_C, ref_C=None, ms=(1.0, 10.0), past_end=None, board=None):
+    """A speed child's result: student_C(r) / ref_C(r) give each run's C."""
+    runs = len(seeds)
+    ref_C = ref_C or (lambda r: product(*seeds[r]))
+    timings = {"student": {"median_ms": ms[0], "cv": 0.01, "past_end": past_end or [0] * runs},
+               "reference": {"median_ms": ms[1], "cv": 0.01, "past_end": [0] * runs}}
+    arrays = {"P_student": np.stack([projection(student_C(r), X) for r in range(runs)]),
+              "P_reference": np.stack([projection(ref_C(r), X) for r in range(runs)])}
+    facts = {"n": N, "timings": timings}
+    if board:
+        facts["leaderboard"], board_arrays = board
+        arrays.update(board_arrays)
+    return sandbox.ChildResult(facts=facts, arrays=arrays)
+
+
+def judge(cfg, student_C, runs=6, board=None, **kw):
+    g = grader(cfg)
+    rng = np.random.default_rng(42)
+    seeds, X = speed.draw_secrets(rng, N, runs)
+    jobs = {"speed": (N, seeds, X)}
+    board_spec = None
+    if board:
+        board_seeds, X_board = speed.draw_secrets(rng, N, 4)
+        jobs["board"] = (N, board_seeds, X_board)
+        board_spec = {"n": N, "repeats": 4, "seeds": board_seeds}
+        kw["board"] = board(board_seeds, X_board)
+    result = child_facts(seeds, X, lambda r: student_C(r, seeds), **kw)
+    rule = g.cfg["stages"]["fast"]["speed"]
+    check = g.check("speed", "speed")
+    return speed._judge_facts(g, check, rule, result, Expected(jobs), board_spec), g
+
+
+def honest(r, seeds):
+    return product(*seeds[r])
+
+
+# -- the product check ----------------------------------------------------------------------
+
+def test_fp32_product_passes_and_errors_are_tiny(cfg):
+    check, g = judge(cfg, honest)
+    assert check.status == "passed", check.output
+    assert "all 6 runs computed the product" in check.output
+    assert g.speed["worst_projection_error"] < cfg["speed"]["projection_error"] / 10
+
+
+def test_skipped_work_in_timed_runs_fails(cfg):
+    """Fast because it does nothing on inputs it does not recognise: C stays NaN in every timed run."""
+    check, _ = judge(cfg, lambda r, seeds: np.full((N, N), np.nan, np.float32))
+    assert check.status == "failed" and check.score == 0
+    assert "6 of 6 timed runs produced a wrong C" in check.output
+    assert "C held NaN" in check.output and "skips or shortens work" in check.output
+
+
+def test_output_reused_from_the_first_run_fails(cfg):
+    """Right on the first call, then returns at once: C would still hold run 1's product if it were not re-poisoned;
+    here the child reports what such a C gives."""
+    check, _ = judge(cfg, lambda r, seeds: product(*seeds[0]))
+    assert check.status == "failed"
+    assert "5 of 6 timed runs produced a wrong C (runs 2, 3, 4, 5, 6" in check.output
+    assert "right at first, wrong in later calls" in check.output
+
+
+def test_fewer_blocks_in_some_runs_fails(cfg):
+    def fewer(r, seeds):
+        C = product(*seeds[r])
+        if r % 2:
+            C[-16:, :] = np.nan  # the last row of blocks not launched
+        return C
+    check, _ = judge(cfg, fewer)
+    assert check.status == "failed"
+    assert "3 of 6 timed runs produced a wrong C (runs 2, 4, 6" in check.output
+    assert "some timed runs only" in check.output
+
+
+def test_one_tile_shortened_fails(cfg):
+    """Skips the last tile of K: a small error, far above the tolerance."""
+    def short(r, seeds):
+        a, b = (fill_uniform_host(N, N, s) for s in seeds[r])
+        return a[:, :-16] @ b[:-16]
+    check, _ = judge(cfg, short)
+    assert check.status == "failed" and "projection error" in check.output
+
+
+def test_writes_past_the_end_of_c_fail(cfg):
+    check, _ = judge(cfg, honest, past_end=[0, 3, 0, 0, 0, 0])
+    assert check.status == "failed" and "runs 2 wrote 3 values past the end of C" in check.output
+
+
+def test_broken_reference_runs_make_the_check_not_gradable(cfg):
+    g = grader(cfg)
+    seeds, X = speed.draw_secrets(np.random.default_rng(1), N, 3)
+    result = child_facts(seeds, X, lambda r: product(*seeds[r]), ref_C=lambda r: np.zeros((N, N), np.float32))
+    check = speed._judge_facts(g, g.check("speed", "speed"), g.cfg["stages"]["fast"]["speed"], result,
+                               Expected({"speed": (N, seeds, X)}), None)
+    assert check.status == "failed" and "not gradable: the reference kernel's own timed runs" in check.output
+
+
+def test_a_speedup_far_beyond_the_solution_is_marked_for_review(cfg):
+    check, g = judge(cfg, honest, ms=(0.05, 10.0))  # 200x the naive kernel
+    assert check.status == "passed" and "REVIEW:" in check.output and "review" in g.speed
+
+
+def test_projection_errors_of_missing_or_wrong_shapes_are_infinite():
+    E = np.ones((2, 4, 2))
+    assert speed.projection_errors(None, E) == [float("inf")] * 2
+    assert speed.projection_errors(np.ones((1, 4, 2), np.float32), E) == [0.0, float("inf")]
+
+
+def test_secrets_differ_per_grade_and_fit_the_fill():
+    a = speed.draw_secrets(np.random.default_rng(1), 8, 3)
+    b = speed.draw_secrets(np.random.default_rng(2), 8, 3)
+    assert a[0] != b[0] and not np.allclose(a[1], b[1])
+    assert all(0 <= s < 2 ** 32 for pair in a[0] for s in pair)
+    assert len({s for pair in a[0] for s in pair}) == 6
+
+
+# -- the leaderboard --------------------------------------------------------------------------
+
+def board_result(student_C, tflops=30.0, cublas_tflops=50.0):
+    def make(seeds, X):
+        facts = {"n": N, "tflops": tflops, "cublas_tflops": cublas_tflops,
+                 "percent_of_cublas": 100 * tflops / cublas_tflops,
+                 "timings": {"student": {"past_end": [0] * len(seeds)}, "cublas": {}}}
+        arrays = {"P_board_student": np.stack([projection(student_C(r, seeds), X) for r in range(len(seeds))]),
+                  "P_board_cublas": np.stack([projection(product(*seeds[r]), X) for r in range(len(seeds))])}
+        return facts, arrays
+    return make
+
+
+def test_honest_leaderboard_entry_is_ranked(cfg):
+    check, g = judge(cfg, honest, board=board_result(honest))
+    assert check.status == "passed", check.output
+    assert g.leaderboard["status"] == "ranked"
+
+
+def test_work_skipped_at_the_leaderboard_size_loses_entry_and_speed(cfg):
+    check, g = judge(cfg, honest, board=board_result(lambda r, seeds: np.full((N, N), np.nan, np.float32),
+                                                     tflops=31814.0))
+    assert check.status == "failed" and "leaderboard runs at N=128 are wrong" in check.output
+    assert g.leaderboard["status"].startswith("review: the leaderboard runs produced a wrong C")
+    report = Report("s", "gpu", 1, checks=[check], leaderboard=[g.leaderboard])
+    out = to_gradescope(report)
+    assert "leaderboard" not in out, "an entry marked for review is not ranked"
+    assert out["extra_data"]["leaderboard"]["status"].startswith("review:")
+
+
+def test_entry_faster_than_cublas_beside_it_is_marked_for_review(cfg):
+    check, g = judge(cfg, honest, board=board_result(honest, tflops=80.0, cublas_tflops=50.0))
+    assert check.status == "passed"
+    assert g.leaderboard["status"].startswith("review: 80.0 TFLOP/s is more than 1.2x the cuBLAS run")
+
+
+# -- the fills the parent rebuilds ---------------------------------------------------------
+
+def test_device_fill_equals_host_fill_in_the_simulator_for_large_seeds():
+    code = """
+import numpy as np
+from numba import cuda
+from autograder.child.references import fill_uniform, fill_uniform_host
+for seed in (0, 7, 97531, 2**31 + 5, 2**32 - 1):
+    X = cuda.device_array((19, 37), np.float32)
+    fill_uniform(X, seed)
+    assert np.array_equal(X.copy_to_host(), fill_uniform_host(19, 37, seed)), seed
+assert not np.array_equal(fill_uniform_host(19, 37, 2**32 - 1), fill_uniform_host(19, 37, 2**32 - 2))
+print("same")
+"""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert p.stdout.strip() == "same", p.stderr[-2000:]
+
+
+def test_guarded_inputs_have_nan_guards_before_and_after():
+    code = """
+import numpy as np
+from numba import cuda
+from autograder.child.tasks import GUARD_NAN_BITS, guarded_input
+A = np.arange(35, dtype=np.float32).reshape(5, 7)
+buf, view, guard = guarded_input(cuda, np, A)
+host = buf.copy_to_host()
+assert guard % 64 == 0 and guard >= 64 * 7
+assert np.array_equal(view.copy_to_host(), A) and view.shape == (5, 7)
+bits = host.view(np.uint32)
+assert (bits[:guard] == GUARD_NAN_BITS).all() and (bits[guard + 35:] == GUARD_NAN_BITS).all()
+assert len(host) == 2 * guard + 35
+print("guarded")
+"""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert p.stdout.strip() == "guarded", p.stderr[-2000:]
+
+
+def test_computed_nan_is_named_as_a_read_outside_a_or_b():
+    """What the GPU returns for a kernel that reads past the end of A into the guard: the last row is NaN that the
+    kernel computed (not the never-written poison)."""
+    from autograder.checks.correct import check_output
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((17, 23)).astype(np.float32), rng.standard_normal((23, 23)).astype(np.float32)
+    C = (A.astype(np.float64) @ B).astype(np.float32)
+    C[-1] = np.array([0x7FFFFFFF], np.uint32).view(np.float32)[0]  # the GPU's canonical computed NaN
+    ok, msg = check_output(C, A, B, 1e-5, 16)
+    assert not ok and "NaN (computed by the kernel)" in msg and "it read outside A or B" in msg
+    C[-1] = np.nan  # never written: the poison's own bits
+    ok, msg = check_output(C, A, B, 1e-5, 16)
+    assert not ok and "never written" in msg and "read outside" not in msg
+
+
+@pytest.mark.parametrize("line", ["from numba.cuda.cudadrv.driver import driver",
+                                  "import numba.cuda.cudadrv.driver as drv",
+                                  "from numba.cuda import cudadrv",
+                                  "from numba import cuda\nx = cuda.cudadrv.driver"])
+def test_the_driver_api_is_out_of_reach(line):
+    """Persisting-L2 windows and streams of its own need the driver API: the static scan forbids it (the timing
+    child also resets persisting L2 lines before every flush)."""
+    from autograder.scan import host_shortcuts
+    findings = "\n".join(host_shortcuts(line + "\n"))
+    assert "CUDA driver API" in findings, findings
