@@ -41,8 +41,8 @@ grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into 
 template: $(STAMP)  ## only the GitHub Classroom student template in build/template (runs the release into COURSE first)
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
 
-gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
-	$(PY) -m tools.verify_gpu
+gpu-check: $(STAMP)  ## on a GPU machine: hang, contention, timing exploits, 10 re-grades (PARTS="tests ladder ..." picks others)
+	$(PY) -m tools.verify_gpu $(if $(PARTS),$(foreach p,$(PARTS),--part $(p)),)
 
 clean:  ## remove generated build output (keeps .venv)
 	rm -rf build .pytest_cache
