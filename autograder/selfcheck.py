@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import config as config_mod
+from . import figures
 from .checks import bank_conflicts, correct, data_reuse, races
 from .child import launches as L
 from .child.tasks import device_output
@@ -236,7 +237,7 @@ class _Run:
                     end.synchronize()
                     samples.append(cuda.event_elapsed_time(start, end))
                 rows[name].append(float(np.median(samples)))
-        return {"sizes": sizes, "ms": rows}
+        return {"sizes": sizes, "ms": rows, "repeats": GPU_REPEATS}
 
     # -- the plot -------------------------------------------------------------
     def plot(self):
@@ -247,14 +248,14 @@ class _Run:
             print("(matplotlib is not installed: no plot)")
             return
         if self.sim:
-            fig = self._reuse_figure(plt)
+            fig = figures.reuse_figure(plt, self.stage, self.tile, self.report.figures.get("instruments"))
         else:
             try:
                 self.report.figures["timings"] = timings = self.timings()
             except Exception as exc:
                 print("timing plot not drawn: " + _explain(exc))
                 return
-            fig = self._timing_figure(plt, timings)
+            fig = figures.timing_figure(plt, self.stage, timings)
         if fig is None:
             return
         try:
@@ -264,55 +265,6 @@ class _Run:
             if matplotlib.get_backend().lower() != "agg":
                 plt.show()
         plt.close(fig)
-
-    def _reuse_figure(self, plt):
-        inst = self.report.figures.get("instruments")
-        g = (inst or {}).get("global_loads")
-        if not g or not g.get("loads_per_output"):
-            return None
-        banks = [r for r in inst.get("bank_conflicts") or [] if r["access"] == "load"]
-        panels = 2 if self.stage.padded_b and banks else 1
-        fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.4), squeeze=False)
-        ax = axes[0][0]
-        naive, yours = g["naive_loads_per_output"], g["loads_per_output"]
-        names, values, colors = ["naive (2K)", "your kernel"], [naive, yours], ["#bbbbbb", "#1f77b4"]
-        if self.tile:
-            names.append(f"tiled by {self.tile} (2K/TILE)")
-            values.append(naive / self.tile)
-            colors.append("#2ca02c")
-        ax.bar(names, values, color=colors)
-        for i, v in enumerate(values):
-            ax.text(i, v, f"{v:g}", ha="center", va="bottom")
-        ax.set_ylim(0, max(values) * 1.15)
-        ax.set_ylabel("global loads per output element")
-        M, K, N = inst["shape"]
-        ax.set_title(f"Global traffic at M x K x N = {M}x{K}x{N} (simulator count)")
-        if panels == 2:
-            ax = axes[0][1]
-            labels = [f"{r['array'].split(' (')[0]} load, line {r['line']}" for r in banks] + ["unpadded sBT, for comparison"]
-            degrees = [r["mean_degree"] for r in banks] + [32]
-            colors = ["#2ca02c" if d < 2 else "#d62728" for d in degrees[:-1]] + ["#bbbbbb"]
-            ax.barh(labels, degrees, color=colors)
-            for i, d in enumerate(degrees):
-                ax.text(d, i, f" {d:g}-way", va="center")
-            ax.set_xlim(0, 40)
-            ax.set_xlabel("mean bank-conflict degree of a warp's load (1 = none)")
-            ax.set_title("Shared-memory loads (simulator bank counter)")
-        fig.tight_layout()
-        return fig
-
-    def _timing_figure(self, plt, timings):
-        fig, ax = plt.subplots(figsize=(6, 3.8))
-        for name, ms in timings["ms"].items():
-            tflops = [2 * n ** 3 / (t * 1e-3) / 1e12 for n, t in zip(timings["sizes"], ms)]
-            ax.plot(timings["sizes"], tflops, marker="o", label=name, lw=2.5 if name == "yours" else 1.2)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("N (square matrices)")
-        ax.set_ylabel("TFLOP/s (median of %d runs)" % GPU_REPEATS)
-        ax.set_title(f"Stage {self.stage.number}: your kernel against the references")
-        ax.legend()
-        fig.tight_layout()
-        return fig
 
 
 def check(stage_name, namespace=None, plot=True, seed=None):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The grading command of the GitHub Classroom workflow (both jobs) and of tests/test_classroom.py:
+# The grading command of every CI job (plain GitHub Actions, GitLab CI, the legacy GitHub Classroom workflow)
+# and of the tests:
 #
 #   GRADER/classroom/grade.sh STUDENT_DIR OUT_DIR gpu|sim
 #

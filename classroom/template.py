@@ -29,6 +29,8 @@ import sys
 from . import BUILD_TEMPLATE, ROOT, TEMPLATE_SOURCE
 
 TABLE_MARK = "<!-- stage-table -->"
+GRADING_MARK = "<!-- grading -->"
+GRADING_SECTION = {"github-classroom": "grading-github.md", "classroom50": "grading-classroom50.md"}
 GENERATED = "# Generated from solutions/"  # first line of every exercise (autograder/generate.py)
 WORKFLOW = os.path.join(".github", "workflows", "classroom.yml")
 FORBIDDEN_DIRS = {"autograder", "classroom", "course", "solutions", "tests", "demo_course"}
@@ -38,6 +40,10 @@ STATIC = {  # template file -> source under classroom/template/ (a file named .g
     os.path.join(".github", "actionlint.yaml"): os.path.join(".github", "actionlint.yaml"),
     ".gitignore": "gitignore",
 }
+# Classroom 50 writes its own .github/workflows/autograde.yaml into each student's repository on
+# accept (the name is reserved): its template carries no workflow.
+FLAVORS = {"github-classroom": tuple(STATIC), "classroom50": (".gitignore",)}
+RESERVED_CLASSROOM50 = os.path.join(".github", "workflows", "autograde.yaml")
 
 
 class TemplateError(RuntimeError):
@@ -57,25 +63,31 @@ def stage_table(cfg):
     return "\n".join(rows)
 
 
-def readme(cfg):
+def readme(cfg, flavor="github-classroom"):
+    """The student README: its stage table filled in, and the flavor's section on grading."""
     with open(os.path.join(TEMPLATE_SOURCE, "README.md"), encoding="utf-8") as f:
         text = f.read()
-    if TABLE_MARK not in text:
-        raise TemplateError(f"classroom/template/README.md lacks the line {TABLE_MARK}")
-    return text.replace(TABLE_MARK, stage_table(cfg))
+    with open(os.path.join(TEMPLATE_SOURCE, GRADING_SECTION[flavor]), encoding="utf-8") as f:
+        grading = f.read()
+    for mark in (TABLE_MARK, GRADING_MARK):
+        if mark not in text:
+            raise TemplateError(f"classroom/template/README.md lacks the line {mark}")
+    return text.replace(TABLE_MARK, stage_table(cfg)).replace(GRADING_MARK, grading.rstrip("\n"))
 
 
 def _prepare(dest):
     """An empty dest: removes an earlier template there, refuses to empty any other folder."""
     if os.path.isdir(dest) and os.listdir(dest):
-        if not os.path.isfile(os.path.join(dest, WORKFLOW)):
+        if not (os.path.isfile(os.path.join(dest, "README.md")) and os.path.isdir(os.path.join(dest, "exercises"))):
             raise TemplateError(f"{dest} is not empty and holds no template: refusing to overwrite it")
         shutil.rmtree(dest)
     os.makedirs(dest, exist_ok=True)
 
 
-def build(release_dir, dest=BUILD_TEMPLATE, exercises_dir=None):
-    """Write the student template into dest from a release folder; check it; return dest."""
+def build(release_dir, dest=BUILD_TEMPLATE, exercises_dir=None, flavor="github-classroom"):
+    """Write the student template into dest from a release folder; check it; return dest.
+
+    ``flavor`` "github-classroom" (legacy) includes the grading workflow; "classroom50" has none."""
     from autograder import config as config_mod
     from autograder.stages import STAGES
     exercises_dir = exercises_dir or os.path.join(ROOT, "exercises")
@@ -84,11 +96,12 @@ def build(release_dir, dest=BUILD_TEMPLATE, exercises_dir=None):
     if missing:
         raise TemplateError(f"{release_dir}: the release lacks {', '.join(missing)} (run `make release`)")
     _prepare(dest)
-    for target, source in STATIC.items():
+    for target in FLAVORS[flavor]:
+        source = STATIC[target]
         os.makedirs(os.path.dirname(os.path.join(dest, target)) or dest, exist_ok=True)
         shutil.copyfile(os.path.join(TEMPLATE_SOURCE, source), os.path.join(dest, target))
     with open(os.path.join(dest, "README.md"), "w", encoding="utf-8") as f:
-        f.write(readme(config_mod.load()))
+        f.write(readme(config_mod.load(), flavor))
     for folder in ("exercises", "notebooks"):
         os.makedirs(os.path.join(dest, folder))
     for s in STAGES:
@@ -100,7 +113,7 @@ def build(release_dir, dest=BUILD_TEMPLATE, exercises_dir=None):
             f.write(text)
         shutil.copyfile(os.path.join(release_dir, s.module + ".ipynb"),
                         os.path.join(dest, "notebooks", s.module + ".ipynb"))
-    problems = findings(dest)
+    problems = findings(dest, flavor)
     if problems:
         raise TemplateError("the template is not fit for students:\n  " + "\n  ".join(problems))
     return dest
@@ -123,7 +136,7 @@ def _texts(path):
     return text
 
 
-def findings(dest):
+def findings(dest, flavor="github-classroom"):
     """What makes a template unfit for students; empty when it is fine."""
     from autograder.stages import STAGES
     from autograder.scan import unimplemented
@@ -133,7 +146,9 @@ def findings(dest):
         with open(os.path.join(ROOT, "solutions", s.filename), encoding="utf-8") as f:
             hidden |= set(solution_lines(f.read()))
     problems = []
-    for path in [WORKFLOW, "README.md"] + [os.path.join("exercises", s.filename) for s in STAGES] \
+    if flavor == "classroom50" and os.path.exists(os.path.join(dest, RESERVED_CLASSROOM50)):
+        problems.append(f"{RESERVED_CLASSROOM50} must not be in a Classroom 50 template (Classroom 50 writes it on accept)")
+    for path in ([WORKFLOW] if flavor == "github-classroom" else []) + ["README.md"] + [os.path.join("exercises", s.filename) for s in STAGES] \
             + [os.path.join("notebooks", s.module + ".ipynb") for s in STAGES]:
         if not os.path.isfile(os.path.join(dest, path)):
             problems.append(f"{path} is missing")

@@ -145,3 +145,24 @@ def histogram_png(path, scores, max_score, bins=5):
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def timing_summary(rows):
+    """Median seconds per submission of each `*_s` key of the engine's timing breakdown (results.json
+    extra_data["timing"]), with the wall time of grading; "" when no submission has a breakdown."""
+    import statistics
+    keys = []
+    for r in rows:
+        for k, v in (r.get("timing") or {}).items():
+            if k.endswith("_s") and isinstance(v, (int, float)) and not isinstance(v, bool) and k not in keys:
+                keys.append(k)
+    if not keys:
+        return ""
+    order = ["total_s", "children_s", "startup_s", "compile_s", "checks_s", "speed_s"]
+    keys.sort(key=lambda k: (order.index(k) if k in order else len(order), k))
+    parts = []
+    for k in keys:
+        values = [r["timing"][k] for r in rows if isinstance((r.get("timing") or {}).get(k), (int, float))]
+        parts.append(f"{k[:-2].replace('_', ' ')} {statistics.median(values):.1f} s")
+    n = sum(1 for r in rows if r.get("timing"))
+    return f"Time per submission (median of {n}): " + ", ".join(parts)

@@ -17,21 +17,41 @@ notebook kernel is trusted), then, per student and in this order:
    ``--force``; an interrupted run keeps every student finished before it.
 
 After each student it rewrites ``COURSE/grades.csv``; at the end it prints the
-class summary table and a histogram (also ``COURSE/grades-histogram.png``).
+class summary table, the median time per submission (the engine's breakdown:
+children, compile, start-up, checks) and a histogram (also ``COURSE/grades-histogram.png``).
+
+Submissions are graded in parallel by worker processes: one per GPU in the GPU
+tier (each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``, so nothing else of
+this run shares a GPU while a kernel is timed), spread over the cores in the
+simulator tier. A worker writes the student's result to
+``COURSE/.grading/<assignment>/graded/<student>.json``; only this (the parent)
+process writes the gradebook, feedback and CSV, collecting those files as they
+come in. A Slurm job array (course.slurm, ``--slurm``) grades into the same
+folder and the same collection step stores its results.
 
 COURSE defaults to demo_course/. A file ``COURSE/autograder.toml`` may override
-keys of the [limits] table of autograder/config.toml for that course.
+keys of the [limits] table of autograder/config.toml for that course, and holds
+the [class] (gpus, workers) and [slurm] settings of the class run (see
+CLASS_DEFAULTS and course.slurm.DEFAULTS).
 """
 import argparse
+import collections
+import concurrent.futures
+import contextlib
 import copy
 import csv
 import datetime
+import fcntl
 import hashlib
 import io
 import json
+import multiprocessing
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import time
 import tomllib
 
 from . import ASSIGNMENT, DEMO_COURSE
@@ -39,6 +59,13 @@ from . import feedback
 from . import gradebook as gb_mod
 
 OVERRIDABLE = ("limits",)
+# Sections of COURSE/autograder.toml read by the course, not by the engine (not part of the grading key).
+CLASS_DEFAULTS = {
+    "gpus": 0,      # GPUs to grade on, one worker each (0 = every GPU visible to the run)
+    "workers": 0,   # simulator tier: submissions graded at once (0 = one per two cores)
+}
+COURSE_SECTIONS = ("class", "slurm")
+GRADING_DIR = ".grading"
 
 
 class CourseError(ValueError):
@@ -59,6 +86,8 @@ def load_config(course):
         raise CourseError(f"cannot read {path}: {exc}") from exc
     cfg = copy.deepcopy(cfg)
     for section, values in override.items():
+        if section in COURSE_SECTIONS:
+            continue
         if section not in OVERRIDABLE or not isinstance(values, dict):
             raise CourseError(f"{path}: [{section}] cannot be overridden per course; only {list(OVERRIDABLE)}")
         for key, value in values.items():
@@ -69,6 +98,63 @@ def load_config(course):
             cfg[section][key] = value
     cfg["course_overrides"] = path
     return cfg
+
+
+def read_course_file(course):
+    path = os.path.join(course, "autograder.toml")
+    if not os.path.isfile(path):
+        return path, {}
+    try:
+        with open(path, "rb") as f:
+            return path, tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"cannot read {path}: {exc}") from exc
+
+
+def course_settings(course, section, defaults):
+    """The [section] table of COURSE/autograder.toml over `defaults`; unknown keys and wrong types are errors."""
+    path, data = read_course_file(course)
+    values = data.get(section, {})
+    if not isinstance(values, dict):
+        raise CourseError(f"{path}: {section} must be a table ([{section}])")
+    out = dict(defaults)
+    for key, value in values.items():
+        if key not in defaults:
+            raise CourseError(f"{path}: [{section}] has no key {key!r}; known: {', '.join(defaults)}")
+        want = type(defaults[key])
+        if type(value) is not want or (want is list and not all(isinstance(v, str) for v in value)):
+            raise CourseError(f"{path}: [{section}] {key} must be a "
+                              f"{'list of strings' if want is list else want.__name__}")
+        if want is int and value < 0:
+            raise CourseError(f"{path}: [{section}] {key} must be 0 or more")
+        out[key] = value
+    return out
+
+
+def visible_gpus():
+    """The GPU ids this run may use: CUDA_VISIBLE_DEVICES when set, else every GPU nvidia-smi lists."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g.strip() for g in env.split(",") if g.strip() and g.strip() != "-1"]
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i, line in enumerate(l for l in out.stdout.splitlines() if l.startswith("GPU "))]
+
+
+def parse_gpus(value):
+    """--gpus: a count ("2") or GPU ids ("0,3"); returns (count or None, ids or None)."""
+    value = str(value).strip()
+    if "," in value or not value.isdigit():
+        ids = [v.strip() for v in value.split(",") if v.strip()]
+        if not ids or not all(v.isdigit() for v in ids) or len(set(ids)) != len(ids):
+            raise CourseError(f"--gpus {value!r}: give a number of GPUs (2) or distinct GPU ids (0,1)")
+        return None, ids
+    return int(value), None
 
 
 def submissions(coursedir, assignment):
@@ -134,8 +220,36 @@ def write_text_atomic(path, text):
     os.replace(tmp, path)
 
 
+def staging_dir(course, assignment):
+    """Where workers and Slurm tasks leave graded results for the collecting process."""
+    return os.path.join(course, GRADING_DIR, assignment, "graded")
+
+
+_WORKER = {}
+
+
+def _init_worker(env):
+    """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA."""
+    os.environ.update(env)
+
+
+def _grade_in_worker(course, assignment, device, seed, jobs, force, student, folder):
+    """Grade one student in a worker process and stage the result; returns the staged file."""
+    key = (course, assignment, device, seed, jobs)
+    grader = _WORKER.get(key)
+    if grader is None:
+        grader = ClassGrader(course, assignment, device, seed, out=open(os.devnull, "w"))
+        grader.set_jobs(jobs)
+        _WORKER.clear()
+        _WORKER[key] = grader
+    return grader.grade_and_stage(student, folder, force=force)[1]
+
+
 class ClassGrader:
-    def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout):
+    def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout,
+                 workers=None, gpus=None):
+        """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier
+        (None: the course's [class] settings, then every GPU / one worker per two cores)."""
         from autograder import engine
         self.course = os.path.abspath(course)
         if not os.path.isdir(self.course):
@@ -143,14 +257,35 @@ class ClassGrader:
         self.coursedir = gb_mod.course_directory(self.course)
         self.assignment, self.seed, self.force, self.out = assignment, seed, force, out
         self.cfg = load_config(self.course)
+        self.grade_cfg = self.cfg  # what the engine gets; a worker's copy may set limits.jobs (not in the key)
+        self.settings = course_settings(self.course, "class", CLASS_DEFAULTS)
+        if workers is not None and (not isinstance(workers, int) or workers < 0):
+            raise CourseError(f"workers must be a whole number, 0 or more (got {workers!r})")
+        self.workers = self.settings["workers"] if workers is None else workers
+        self.gpus = str(self.settings["gpus"]) if gpus is None else str(gpus)
+        parse_gpus(self.gpus)  # a clear error now rather than after the first student
         self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
         self.stage_max = {name: float(sum(s["points"].values())) for name, s in self.cfg["stages"].items()}
+        self.wall_s = None
+
+    def set_jobs(self, jobs):
+        """Grading children the engine runs at once for this process (not part of the grading key)."""
+        if jobs:
+            self.grade_cfg = copy.deepcopy(self.cfg)
+            self.grade_cfg["limits"]["jobs"] = int(jobs)
 
     def results_path(self, student):
         return os.path.join(self.course, self.coursedir.feedback_directory, student, self.assignment, "results.json")
 
+    def staged_path(self, student):
+        return os.path.join(staging_dir(self.course, self.assignment), f"{student}.json")
+
     def say(self, text):
         print(text, file=self.out, flush=True)
+
+    def key_of(self, folder):
+        sub_hash = submission_hash(folder)
+        return grading_key(sub_hash, self.cfg, self.device), sub_hash
 
     # -- one student ------------------------------------------------------
     def grade_one(self, student, folder, key, sub_hash, progress=None):
@@ -159,8 +294,9 @@ class ClassGrader:
         from autograder.engine import report as results
         from autograder.submission import SubmissionError
         problems = []
+        started = time.perf_counter()
         try:
-            report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.cfg, progress=progress)
+            report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.grade_cfg, progress=progress)
         except SubmissionError as exc:
             report = engine.Report(folder, self.device, self.seed or 0)
             problems.append(str(exc))
@@ -173,8 +309,28 @@ class ClassGrader:
             "grading_key": key, "stage_scores": stage_scores, "gradebook_max": self.stage_max,
             "gradebook_total": sum(self.stage_max.values()), "problems": problems + list(report.problems),
             "timestamp": read_timestamp(folder), "seed": report.seed,
-            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "worker": {"host": socket.gethostname(), "pid": os.getpid(), "wall_s": round(time.perf_counter() - started, 2),
+                       "gpu": os.environ.get("CUDA_VISIBLE_DEVICES") if self.device == "gpu" else None,
+                       "slurm_job": os.environ.get("SLURM_JOB_ID")}}
         return out
+
+    def grade_and_stage(self, student, folder, force=False, progress=None):
+        """Grade one student unless a result for the current submission exists; stage it for collection.
+
+        Returns ("graded" | "done" | "staged", staged file or None). Used by local workers and Slurm tasks."""
+        from autograder.engine.report import write_json_atomic
+        key, sub_hash = self.key_of(folder)
+        if not force:
+            old = read_results(self.results_path(student))
+            if old is not None and old["extra_data"]["course"]["grading_key"] == key:
+                return "done", None
+            staged = read_results(self.staged_path(student))
+            if staged is not None and staged["extra_data"]["course"]["grading_key"] == key:
+                return "staged", self.staged_path(student)
+        data = self.grade_one(student, folder, key, sub_hash, progress)
+        write_json_atomic(self.staged_path(student), data)
+        return "graded", self.staged_path(student)
 
     def store(self, gb, student, folder, data):
         """Gradebook (committed), formgrader copy, feedback page, then results.json: the 'done' mark."""
@@ -191,19 +347,79 @@ class ClassGrader:
         from autograder.engine.report import write_json_atomic
         write_json_atomic(path, data)
 
+    def collect_one(self, gb, student, folder, staged):
+        """Store a staged result (gradebook, feedback, results.json), then remove the staged file.
+
+        Returns False (and removes it) when the staged result is unreadable or for an older submission."""
+        data = read_results(staged)
+        if data is None or data["extra_data"]["course"]["grading_key"] != self.key_of(folder)[0]:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(staged)
+            return False
+        self.store(gb, student, folder, data)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(staged)
+        return True
+
+    def collect_staged(self, gb, found):
+        """Store every staged result of these students (graded by workers or Slurm tasks before now)."""
+        folders = dict(found)
+        names = []
+        root = staging_dir(self.course, self.assignment)
+        if os.path.isdir(root):
+            names = sorted(n[:-5] for n in os.listdir(root) if n.endswith(".json") and not n.startswith("."))
+        stored = 0
+        for student in names:
+            if student in folders and self.collect_one(gb, student, folders[student], self.staged_path(student)):
+                stored += 1
+        if stored:
+            self.write_csv(self.rows())
+        return stored
+
+    @contextlib.contextmanager
+    def collecting(self):
+        """The gradebook, held by one process at a time (a lock file in COURSE/.grading/)."""
+        folder = os.path.join(self.course, GRADING_DIR, self.assignment)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "collect.lock"), "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.say("waiting for another run that is writing this course's gradebook ...")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            source = os.path.join(self.course, self.coursedir.source_directory, self.assignment)
+            if not os.path.isdir(source):  # formgrader lists an assignment only when its source folder exists
+                from .notebooks import write_ipynbs
+                write_ipynbs(source)
+                self.say(f"wrote the assignment's source notebooks to {os.path.relpath(source)} (formgrader needs them)")
+            with gb_mod.open_gradebook(self.coursedir) as gb:
+                gb_mod.sync_assignment(gb, self.cfg, self.assignment)
+                yield gb
+
     # -- the class --------------------------------------------------------
     def rows(self):
         rows = []
+        cache = self.__dict__.setdefault("_results_cache", {})  # results.json read again only when it changed
         for student, _ in submissions(self.coursedir, self.assignment):
-            data = read_results(self.results_path(student))
+            path = self.results_path(student)
+            try:
+                st = os.stat(path)
+                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            except OSError:
+                continue
+            if cache.get(path, (None,))[0] != stamp:
+                cache[path] = (stamp, read_results(path))
+            data = cache[path][1]
             if data is None:
                 continue
             course = data["extra_data"]["course"]
             note = "; ".join(course["problems"])[:60] or ("provisional" if data["extra_data"]["provisional"] else "")
+            timing = data["extra_data"].get("timing")
             rows.append({"student": student, "stages": course["stage_scores"], "score": data["score"],
                          "max_score": data["max_score"], "gradebook_total": course["gradebook_total"],
                          "device": data["extra_data"]["device"], "provisional": data["extra_data"]["provisional"],
-                         "seconds": data["execution_time"], "graded_at": course["graded_at"], "note": note})
+                         "seconds": data["execution_time"], "graded_at": course["graded_at"], "note": note,
+                         "timing": timing if isinstance(timing, dict) else {}})
         return rows
 
     def write_csv(self, rows):
@@ -219,43 +435,83 @@ class ClassGrader:
                        + [f"{r['stages'].get(n, 0):g}" for n in names] + [r["seconds"], r["graded_at"], r["note"]])
         write_text_atomic(os.path.join(self.course, "grades.csv"), buf.getvalue())
 
-    def run(self, students=None):
-        from tqdm import tqdm
-        todo, found = [], submissions(self.coursedir, self.assignment)
+    def select(self, students=None):
+        """[(student, folder)] of the class, or of the named students (unknown names are an error)."""
+        found = submissions(self.coursedir, self.assignment)
         if students:
             unknown = set(students) - {s for s, _ in found}
             if unknown:
                 raise CourseError(f"no submission of {self.assignment} by {', '.join(sorted(unknown))}")
             found = [(s, f) for s, f in found if s in students]
+        return found
+
+    def todo(self, found):
+        """The (student, folder) pairs whose stored result is missing or for another submission or config."""
+        todo = []
         for student, folder in found:
-            sub_hash = submission_hash(folder)
-            key = grading_key(sub_hash, self.cfg, self.device)
+            key = self.key_of(folder)[0]
             old = read_results(self.results_path(student))
             if self.force or old is None or old["extra_data"]["course"]["grading_key"] != key:
-                todo.append((student, folder, key, sub_hash))
-        self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
-                 f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
-                 + (f", {len(found) - len(todo)} unchanged since their last grading" if len(found) > len(todo) else ""))
-        source = os.path.join(self.course, self.coursedir.source_directory, self.assignment)
-        if not os.path.isdir(source):  # formgrader lists an assignment only when its source folder exists
-            from .notebooks import write_ipynbs
-            write_ipynbs(source)
-            self.say(f"wrote the assignment's source notebooks to {os.path.relpath(source)} (formgrader needs them)")
+                todo.append((student, folder))
+        return todo
+
+    def plan(self, n_todo):
+        """[(label, env)] of the worker slots, and the engine's jobs per worker (None: unchanged)."""
+        cores = os.cpu_count() or 1
+        if self.device == "gpu":
+            count, ids = parse_gpus(self.gpus)
+            visible = visible_gpus()
+            if ids is None:
+                if count and count > len(visible):
+                    raise CourseError(f"{count} GPUs asked for; this machine shows {len(visible)} "
+                                      f"({', '.join(visible) or 'none'})")
+                ids = visible[:count] if count else visible
+            if not ids:
+                raise CourseError("no GPU to grade on: nvidia-smi lists none (or CUDA_VISIBLE_DEVICES is empty)")
+            if self.workers and self.workers != len(ids):
+                raise CourseError(f"{self.workers} workers for {len(ids)} GPUs: in the GPU tier each GPU has exactly "
+                                  "one worker, so that nothing else of the run shares a GPU while a kernel is timed; "
+                                  "choose the GPUs with --gpus")
+            slots = [(f"GPU {g}", {"CUDA_VISIBLE_DEVICES": g}) for g in ids[:max(1, n_todo)]]
+            return slots, max(1, cores // len(slots))
+        workers = self.workers or max(1, cores // 2)
+        workers = max(1, min(workers, n_todo))
+        return [(f"worker {i + 1}", {}) for i in range(workers)], (max(1, cores // workers) if workers > 1 else None)
+
+    def run(self, students=None):
+        """Grade what is not graded yet; returns the number of students graded (or collected) in this run."""
+        from tqdm import tqdm
+        started = time.perf_counter()
+        found = self.select(students)
         done = 0
-        with gb_mod.open_gradebook(self.coursedir) as gb:
-            gb_mod.sync_assignment(gb, self.cfg, self.assignment)
+        with self.collecting() as gb:
+            collected = self.collect_staged(gb, found)
+            todo = self.todo(found)
+            slots, jobs = self.plan(len(todo)) if todo else ([], None)
+            pool = len(slots) > 1 or self.device == "gpu"
+            self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
+                     f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
+                     + (f", {len(found) - len(todo)} unchanged since their last grading" if len(found) > len(todo) else "")
+                     + (f"; {collected} graded earlier collected" if collected else "")
+                     + (f"; {len(slots)} workers ({', '.join(label for label, _ in slots)})"
+                        if todo and pool else ""))
             bar = tqdm(total=len(todo), unit="student", file=sys.stderr, dynamic_ncols=True, leave=True)
             try:
-                for student, folder, key, sub_hash in todo:
-                    bar.set_postfix_str(student)
+                if pool and todo:
+                    done, failed = self._run_pool(gb, todo, slots, jobs, bar)
+                else:
+                    failed = []
+                    for student, folder in todo:
+                        bar.set_postfix_str(student)
 
-                    def progress(stage, checks, student=student):
-                        bar.set_postfix_str(f"{student}: stage {stage.name} graded")
-                    data = self.grade_one(student, folder, key, sub_hash, progress)
-                    self.store(gb, student, folder, data)
-                    self.write_csv(self.rows())
-                    done += 1
-                    bar.update(1)
+                        def progress(stage, checks, student=student):
+                            bar.set_postfix_str(f"{student}: stage {stage.name} graded")
+                        _, staged = self.grade_and_stage(student, folder, force=self.force, progress=progress)
+                        if staged:
+                            self.collect_one(gb, student, folder, staged)
+                            self.write_csv(self.rows())
+                        done += 1
+                        bar.update(1)
             except KeyboardInterrupt:
                 bar.close()
                 self.say(f"interrupted: {done} of {len(todo)} graded in this run are saved; run again to grade "
@@ -263,8 +519,56 @@ class ClassGrader:
                 self.finish()
                 raise
             bar.close()
+        self.wall_s = time.perf_counter() - started
+        if failed:
+            self.say(f"{len(failed)} submissions could not be graded in this run (run again to retry):")
+            for student, why in failed:
+                self.say(f"  {student}: {why}")
         self.finish()
-        return done
+        return done + collected
+
+    def _run_pool(self, gb, todo, slots, jobs, bar):
+        """Grade `todo` in one spawned worker process per slot; this process stores each result as it comes."""
+        ctx = multiprocessing.get_context("spawn")
+        new = lambda env: concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker,
+                                                                 initargs=(env,))
+        pools = [new(env) for _, env in slots]
+        pending, running, failed, done = collections.deque(todo), {}, [], 0
+        folders = dict(todo)
+
+        def feed(i):
+            if pending:
+                student, folder = pending.popleft()
+                fut = pools[i].submit(_grade_in_worker, self.course, self.assignment, self.device, self.seed, jobs,
+                                      self.force, student, folder)
+                running[fut] = (i, student)
+        try:
+            for i in range(len(pools)):
+                feed(i)
+            while running:
+                finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in finished:
+                    i, student = running.pop(fut)
+                    try:
+                        staged = fut.result()
+                    except concurrent.futures.process.BrokenProcessPool:
+                        failed.append((student, f"the worker on {slots[i][0]} died"))
+                        pools[i].shutdown(wait=False)
+                        pools[i] = new(slots[i][1])
+                    except Exception as exc:  # one student's failure does not stop the class
+                        failed.append((student, f"{type(exc).__name__}: {exc}"))
+                    else:
+                        if staged:
+                            self.collect_one(gb, student, folders[student], staged)
+                            self.write_csv(self.rows())
+                        done += 1
+                    bar.update(1)
+                    bar.set_postfix_str(f"{student} ({slots[i][0]})")
+                    feed(i)
+        finally:
+            for p in pools:
+                p.shutdown(wait=not running, cancel_futures=True)
+        return done, failed
 
     def finish(self):
         rows = self.rows()
@@ -274,6 +578,11 @@ class ClassGrader:
             return
         max_score = max(r["max_score"] for r in rows)
         self.say("\n" + feedback.summary_table(rows))
+        timing = feedback.timing_summary(rows)
+        if timing:
+            self.say("\n" + timing)
+        if self.wall_s is not None:
+            self.say(f"This run took {self.wall_s:.0f} s.")
         self.say(f"\nHistogram of totals (of {max_score:g} points graded on "
                  f"{'the GPU' if rows[0]['device'] == 'gpu' else 'the simulator'}; "
                  f"{rows[0]['gradebook_total']:g} in the GPU tier):")
@@ -287,6 +596,17 @@ class ClassGrader:
                  f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook "
                  f"(cd {rel} && nbgrader export: gradebook-export.csv).")
 
+    def collect(self, students=None):
+        """Store every staged result (the collecting step of a Slurm run); returns how many."""
+        found = self.select(students)
+        with self.collecting() as gb:
+            collected = self.collect_staged(gb, found)
+        missing = [s for s, _ in self.todo(found)]
+        self.say(f"{self.course}: collected {collected} graded submissions; "
+                 + (f"{len(missing)} not graded yet: {', '.join(missing)}" if missing else "every submission is graded"))
+        self.finish()
+        return collected
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m course.grade_class", description=__doc__.splitlines()[0])
@@ -294,14 +614,37 @@ def main(argv=None):
     p.add_argument("--assignment", default=ASSIGNMENT, help="assignment name (default: %(default)s)")
     p.add_argument("--force", action="store_true", help="grade every submission again, changed or not")
     p.add_argument("--device", choices=["auto", "gpu", "sim"], default="auto",
-                   help="gpu: real timing and GPU tools; sim: Numba's simulator; auto: gpu when one is present")
+                   help="gpu: real timing and GPU tools; sim: Numba's simulator; auto: gpu when one is present "
+                        "(with --slurm: gpu)")
     p.add_argument("--seed", type=int, help="input seed for every submission (default: a secret random one each)")
     p.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    p.add_argument("--gpus", help="GPU tier: how many GPUs (2) or which (0,1), one worker each "
+                                  "(default: [class] gpus of COURSE/autograder.toml, else every GPU)")
+    p.add_argument("--workers", type=int, help="simulator tier: submissions graded at once "
+                                               "(default: [class] workers, else one per two cores)")
+    p.add_argument("--slurm", action="store_true", help="grade as a Slurm job array (docs/CLUSTER.md)")
+    p.add_argument("--wait", action="store_true", help="with --slurm: wait for the array, then collect here "
+                                                       "(instead of a dependent collecting job)")
+    p.add_argument("--collect", action="store_true", help="only collect results graded by Slurm tasks or "
+                                                          "workers into the gradebook, CSV and feedback")
+    p.add_argument("--slurm-task", metavar="LIST", help=argparse.SUPPRESS)  # one array task (course.slurm)
     args = p.parse_args(argv)
     from autograder.config import ConfigError
     try:
-        grader = ClassGrader(args.course, args.assignment, args.device, args.seed, args.force)
-        grader.run(args.student)
+        if args.slurm_task:
+            from . import slurm
+            return slurm.task_main(args)
+        if args.slurm and args.device == "auto":
+            args.device = "gpu"  # the cluster's nodes have the GPUs; --device sim for a CPU-only cluster
+        grader = ClassGrader(args.course, args.assignment, args.device, args.seed, args.force,
+                             workers=args.workers, gpus=args.gpus)
+        if args.slurm:
+            from . import slurm
+            return slurm.SlurmRun(grader).run(args.student, wait=args.wait)
+        if args.collect:
+            grader.collect(args.student)
+        else:
+            grader.run(args.student)
     except (CourseError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,26 @@ from tools.mutants import mutate, solution_text  # noqa: F401 (used by the test 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
-BAD = os.path.join(ROOT, "tests", "bad")
+
+
+def pytest_configure(config):
+    for s in stages.STAGES:  # `pytest -m tiled_general` runs one stage's tests
+        config.addinivalue_line("markers", f"{s.name}: tests of stage {s.number} ({s.title})")
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test with the stage it exercises: a known-bad case's stage, or a stage named by a parameter."""
+    from tools.mutants import KNOWN_BAD
+    names = {s.name for s in stages.STAGES}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        for value in params.values():
+            if isinstance(value, stages.Stage):
+                item.add_marker(value.name)
+            elif isinstance(value, str) and value in KNOWN_BAD:
+                item.add_marker(KNOWN_BAD[value].stage)
+            elif isinstance(value, str) and value in names:
+                item.add_marker(value)
 
 
 @pytest.fixture(scope="session")

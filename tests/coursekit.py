@@ -6,6 +6,9 @@ pytest-xdist workers through a lock file in the session's common temp folder.
 import fcntl
 import os
 import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -32,6 +35,47 @@ def released_course(tmp_path_factory):
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return course
+
+
+def copy_course(src, dest):
+    """A course folder with src's settings and submissions, nothing graded."""
+    os.makedirs(dest, exist_ok=True)
+    for name in ("nbgrader_config.py", "autograder.toml"):
+        if os.path.exists(os.path.join(src, name)):
+            shutil.copy(os.path.join(src, name), dest)
+    shutil.copytree(os.path.join(src, "submitted"), os.path.join(dest, "submitted"))
+
+
+@pytest.fixture(scope="session")
+def graded_demo_course(tmp_path_factory):
+    """The demo course graded locally by `python -m course.grade_class COURSE --device sim`, once per test
+    session (shared by xdist workers like released_course): (course folder, the run's CompletedProcess, seconds).
+
+    Tests may read it; a test that changes it must work on a copy."""
+    from course import DEMO_COURSE
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    course = shared / "graded-demo-course"
+    record = shared / "graded-demo-course.json"
+    import json
+    with open(shared / "graded-demo-course.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not record.exists():
+                if course.exists():
+                    shutil.rmtree(course)
+                copy_course(DEMO_COURSE, str(course))
+                started = time.perf_counter()
+                run = subprocess.run([sys.executable, "-m", "course.grade_class", str(course), "--device", "sim"],
+                                     cwd=ROOT, capture_output=True, text=True, timeout=900)
+                record.write_text(json.dumps({"returncode": run.returncode, "stdout": run.stdout,
+                                              "stderr": run.stderr, "seconds": time.perf_counter() - started}))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    data = json.loads(record.read_text())
+    run = subprocess.CompletedProcess([], data["returncode"], data["stdout"], data["stderr"])
+    return str(course), run, data["seconds"]
 
 
 def execute(path, cwd, timeout=900, with_grader=True):

@@ -26,7 +26,8 @@ import pytest
 from autograder import engine, sandbox, stages
 from autograder.checks import correct as verdicts
 from autograder.sandbox import backends, box, view
-from conftest import ROOT, SOLUTIONS, by_key
+from conftest import ROOT, SOLUTIONS, by_key, mutate
+from tools.mutants import KNOWN_BAD
 
 ADV = os.path.join(ROOT, "tests", "adversarial")
 NAIVE = stages.find("naive")
@@ -177,6 +178,21 @@ def test_oversized_result_is_not_gradable(tmp_path, cfg, backend):
 
 # -- exits and kills ---------------------------------------------------------------------
 
+NAIVE_LAUNCH = "    matmul_naive_kernel[blocks, (BLOCK, BLOCK)](A, B, C)"
+
+
+@pytest.mark.parametrize("replacement, status", [
+    ((NAIVE_LAUNCH, "    import sys\n    sys.exit(3)"), 3),
+    (("BLOCK = 16", "import os\nos._exit(0)\nBLOCK = 16"), 0),
+    ((NAIVE_LAUNCH, "    import os\n    os._exit(0)"), 0),
+], ids=["sys.exit in the launcher", "os._exit at import", "os._exit in the launcher"])
+def test_exits_fail_the_check_not_the_grader(tmp_path, cfg, backend, replacement, status):
+    """The scan zeroes these (they import sys or os); past the scan, the child's exit is reported, never trusted."""
+    result, A, B = run_module(tmp_path, cfg, mutate("naive", replacement), backend)
+    assert result.problem.startswith(f"not gradable: the code exited (status {status}) before the check finished")
+    good_child_after(cfg, backend)
+
+
 def test_killing_the_grader_fails(tmp_path, cfg, backend):
     canary = subprocess.Popen(["sleep", "120"])  # a process of the grader's user, outside the sandbox
     try:
@@ -201,16 +217,25 @@ def test_crash_is_reported_by_signal(tmp_path, cfg, backend):
 @pytest.mark.parametrize("name, why", [
     ("always_equal_return.py", "returned AlwaysEqual; it must write C and return None"),
     ("always_equal_argument.py", "argument 2 of type AlwaysEqual"),
-    ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
-    ("object_dtype.py", "argument 2 of type ndarray"),
 ])
 def test_fake_result_objects_fail(grade_text, cfg, name, why):
     r = grade_text("naive", read(name))
     assert why in failed(r, "correct")
-    if name in ("ndarray_subclass.py", "object_dtype.py"):
-        assert "numpy may only name dtypes" in shortcut(r).output
     assert r.score <= by_key(r, "compiles")[0].max_score and not any(
         c.status == "passed" for c in by_key(r, "correct"))
+    good_after(cfg)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
+    ("object_dtype.py", "argument 2 of type ndarray"),
+])
+def test_fake_result_arrays_are_zeroed_by_the_scan_and_refused_at_launch(grade_text, tmp_path, cfg, name, why):
+    """Graded: the scan zeroes them (they make host arrays). Past the scan, the launch check refuses the array."""
+    r = grade_text("naive", read(name))
+    assert "numpy may only name dtypes" in shortcut(r).output and r.score == 0
+    result, A, B = run_module(tmp_path, cfg, read(name), sandbox.backend("auto")[0])
+    assert why in result.facts["shapes"][0]["error"]["message"], result.facts
     good_after(cfg)
 
 
@@ -348,14 +373,14 @@ def test_daemon_does_not_outlive_the_check(tmp_path, cfg, backend):
 
 def test_fork_bomb_is_contained(tmp_path, cfg, backend):
     """The bomb holds its processes while a good submission is graded beside it, then is killed."""
-    box = {}
-    bomb = threading.Thread(target=lambda: box.update(result=run_module(
+    held = {}
+    bomb = threading.Thread(target=lambda: held.update(result=run_module(
         tmp_path, cfg, read("fork_bomb.py"), backend, timeout=12, processes=200)[0]))
     bomb.start()
     time.sleep(3)
     good_after(cfg, backend)  # a whole grade at the same time: its children have uids of their own
     bomb.join()
-    result = box["result"]
+    result = held["result"]
     assert "HELD: fork failed" in result.log, result.log
     assert result.problem.startswith("not gradable: the check did not finish"), result.problem
     assert result.uid is None or not box._uid_pids(result.uid), "processes of the bomb outlived the check"
@@ -425,9 +450,9 @@ def test_sockets_reach_nothing(tmp_path, cfg, backend):
 
 # -- out-of-bounds writes and races ------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["oob_near_edge.py", "oob_far.py"])
+@pytest.mark.parametrize("name", ["store one past the edge", "store far past C"])
 def test_out_of_bounds_writes(grade_text, cfg, name):
-    out = failed(grade_text("naive", read(name)), "correct")
+    out = failed(grade_text("naive", KNOWN_BAD[name].text), "correct")
     assert "IndexError" in out and "outside an array" in out
     good_after(cfg)
 
@@ -436,7 +461,7 @@ def test_race_is_caught_on_every_run(tmp_path, cfg):
     """The race detector's verdict on a racy tiled kernel is the same in three runs."""
     from autograder.submission import StageSource
     stage = stages.find("tiled")
-    src = StageSource(stage, "racy_tiled.py", read("racy_tiled.py"))
+    src = StageSource(stage, stage.filename, KNOWN_BAD["stage 2 without second barrier"].text)
     for run in range(3):
         workdir = tmp_path / f"run{run}"
         workdir.mkdir()
@@ -528,10 +553,10 @@ def test_gpu_memory_exhaustion(tmp_path, cfg):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
-@pytest.mark.parametrize("name, why", [("oob_near_edge.py", "written past the end of C"),
-                                       ("oob_far.py", "GPU reported an error")])
+@pytest.mark.parametrize("name, why", [("store one past the edge", "written past the end of C"),
+                                       ("store far past C", "GPU reported an error")])
 def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
-    out = failed(grade_gpu(read(name), tmp_path, cfg), "correct")
+    out = failed(grade_gpu(KNOWN_BAD[name].text, tmp_path, cfg), "correct")
     assert why in out, out
     good_after_gpu(tmp_path, cfg)
 
@@ -539,8 +564,7 @@ def test_gpu_out_of_bounds_writes(tmp_path, cfg, name, why):
 @pytest.mark.gpu
 @pytest.mark.skipif(not engine.gpu_available(), reason=NO_GPU)
 def test_gpu_kernel_that_never_ends(tmp_path, cfg):
-    with open(os.path.join(ROOT, "tests", "bad", "kernel_never_ends.py"), encoding="utf-8") as f:
-        r = grade_gpu(f.read(), tmp_path, cfg, check_timeout_s=20)
+    r = grade_gpu(KNOWN_BAD["kernel never ends"].text, tmp_path, cfg, check_timeout_s=20)
     assert "did not finish within 20 s" in failed(r, "correct")
     good_after_gpu(tmp_path, cfg)
 

@@ -189,7 +189,8 @@ def built_template(tmp_path_factory):
     """The student template: `make release` into a scratch course, then the template from its release folder
     (the command `make release` runs for the template, docs/CLASSROOM.md)."""
     base = tmp_path_factory.mktemp("classroom")
-    p = subprocess.run(["make", "--no-print-directory", "release", f"COURSE={base / 'course'}"], cwd=ROOT,
+    p = subprocess.run(["make", "--no-print-directory", "release", f"COURSE={base / 'course'}",
+                        f"CLASSROOM50_OUT={base / 'classroom50'}", "CLASSROOM=gpu101"], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
     p = subprocess.run([sys.executable, "-m", "classroom.template", "--release",
@@ -302,3 +303,32 @@ def test_gradescope_run_autograder_writes_results_in_the_simulator_tier(tmp_path
     env["GRADER_PYTHON"] = "/bin/false"
     p = subprocess.run([str(tmp_path / "source" / "run_autograder")], env=env, capture_output=True, text=True)
     assert p.returncode == 0 and json.loads(results.read_text())["score"] == 0
+
+
+@pytest.mark.slow
+def test_make_release_writes_the_classroom50_config_files_and_template(built_template):
+    """`make release` (run by the built_template fixture with CLASSROOM=gpu101) writes what docs/CLASSROOM.md
+    tells the instructor to add to the classroom50 repository, and a template without a workflow."""
+    from classroom import c50
+    from autograder.stages import STAGES
+    out = built_template.parent / "classroom50"
+    bundle_dir = out / "config" / "gpu101" / "autograders" / "matmul"
+    assert (bundle_dir / "autograder.py").read_text() == open(os.path.join(c50.FILES, "autograder.py")).read()
+    grader = {str(p.relative_to(bundle_dir / "grader")) for p in (bundle_dir / "grader").rglob("*") if p.is_file()}
+    assert {"autograder/config.toml", "classroom/c50.py", "classroom/grade.py", "requirements.txt"} <= grader
+    assert not any(p.startswith(("solutions/", "tests/", "notebooks/", "demo_course/")) for p in grader)
+    assert json.loads((out / "runtime-gpu.json").read_text())["runs-on"] == ["self-hosted", "gpu"]
+    hosted = json.loads((out / "runtime-hosted.json").read_text())
+    assert hosted["runs-on"] == "ubuntu-latest" and "bubblewrap" in hosted["apt"]
+    tpl = out / "template"
+    files = {str(p.relative_to(tpl)) for p in tpl.rglob("*") if p.is_file()}
+    assert files == ({"README.md", ".gitignore"} | {f"exercises/{s.filename}" for s in STAGES}
+                     | {f"notebooks/{s.module}.ipynb" for s in STAGES})
+    assert template.findings(str(tpl), "classroom50") == []
+    readme = (tpl / "README.md").read_text()
+    assert "Classroom 50" in readme and "submit/" in readme and "classroom.yml" not in readme
+    assert "<!--" not in readme
+    # The check catches the one workflow name Classroom 50 reserves.
+    (tpl / ".github" / "workflows").mkdir(parents=True)
+    (tpl / ".github" / "workflows" / "autograde.yaml").write_text("name: x\n")
+    assert any("autograde.yaml" in f for f in template.findings(str(tpl), "classroom50"))

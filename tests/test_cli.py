@@ -4,7 +4,8 @@ import os
 import subprocess
 import sys
 
-from conftest import BAD, ROOT
+from conftest import ROOT
+from tools.mutants import KNOWN_BAD
 
 
 def cli(*args):
@@ -25,7 +26,9 @@ def test_unknown_stage_is_a_usage_error(tmp_path):
 
 def test_failing_submission_still_exits_zero_and_writes_results(tmp_path):
     out = tmp_path / "r.json"
-    p = cli("grade", os.path.join(BAD, "syntax_error.py"), "--device", "sim", "--results", str(out), "--seed", "3")
+    bad = tmp_path / "s1_naive.py"
+    bad.write_text(KNOWN_BAD["syntax error"].text, encoding="utf-8")
+    p = cli("grade", str(bad), "--device", "sim", "--results", str(out), "--seed", "3")
     assert p.returncode == 0, p.stderr
     data = json.loads(out.read_text())
     assert data["score"] == 0 and data["max_score"] > 0

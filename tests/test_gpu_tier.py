@@ -9,7 +9,8 @@ import time
 import pytest
 
 from autograder import engine
-from conftest import BAD, ROOT, failed, mutate, passed, solution_text
+from conftest import ROOT, failed, mutate, passed, solution_text
+from tools.mutants import KNOWN_BAD
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")]
 
@@ -111,8 +112,7 @@ def test_wrong_guard_dropped_tile_transposed_b_on_gpu(grade_text):
 
 
 def test_kernel_that_never_ends_on_gpu(grade_text):
-    with open(os.path.join(BAD, "kernel_never_ends.py")) as f:
-        r = grade_text("naive", f.read(), device="gpu", check_timeout_s=20)
+    r = grade_text("naive", KNOWN_BAD["kernel never ends"].text, device="gpu", check_timeout_s=20)
     assert "did not finish within 20 s" in failed(r, "correct")
     # the GPU is usable again right after the kill
     passed(grade_text("naive", solution_text("naive"), device="gpu"), "correct")

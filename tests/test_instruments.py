@@ -20,22 +20,28 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from autograder.checks import bank_conflicts, data_reuse, races
+from tools.mutants import KNOWN_BAD
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOL = os.path.join(ROOT, "solutions")
-BAD = os.path.join(ROOT, "tests", "bad", "instruments")
+KNOWN_BAD_CASES = {  # case name here: name in tools/mutants.KNOWN_BAD
+    "missing_second_barrier": "stage 2 without second barrier",
+    "missing_first_barrier": "stage 2 without first barrier",
+    "unpadded": "stage 4 unpadded",
+    "fake_tiled": "fake tiling",
+}
 
-# name: (module path, launcher, (M, K, N))
+# name: (module path, launcher, (M, K, N)); the known-bad modules are written to a folder by `results`
 CASES = {
     "s2": (os.path.join(SOL, "s2_tiled.py"), "matmul_tiled", (32, 32, 32)),
     "s3": (os.path.join(SOL, "s3_tiled_general.py"), "matmul_tiled_general", (32, 32, 32)),
     "s3_edges": (os.path.join(SOL, "s3_tiled_general.py"), "matmul_tiled_general", (17, 23, 19)),
     "s4": (os.path.join(SOL, "s4_tiled_transposed.py"), "matmul_tiled_transposed", (33, 17, 5)),
     "s5": (os.path.join(SOL, "s5_fast.py"), "matmul_fast", (33, 17, 5)),
-    "missing_second_barrier": (os.path.join(BAD, "tiled_missing_second_barrier.py"), "matmul_tiled", (32, 32, 32)),
-    "missing_first_barrier": (os.path.join(BAD, "tiled_missing_first_barrier.py"), "matmul_tiled", (32, 32, 32)),
-    "unpadded": (os.path.join(BAD, "transposed_unpadded.py"), "matmul_tiled_transposed", (33, 17, 5)),
-    "fake_tiled": (os.path.join(BAD, "fake_tiled.py"), "matmul_tiled", (32, 32, 32)),
+    "missing_second_barrier": (None, "matmul_tiled", (32, 32, 32)),
+    "missing_first_barrier": (None, "matmul_tiled", (32, 32, 32)),
+    "unpadded": (None, "matmul_tiled_transposed", (33, 17, 5)),
+    "fake_tiled": (None, "matmul_tiled", (32, 32, 32)),
 }
 # two driver processes of about equal work (the 1024-thread stage-4 blocks are the heavy ones)
 GROUPS = [["s4", "s2", "missing_second_barrier", "fake_tiled", "s3_edges"],
@@ -79,8 +85,15 @@ print("@@" + json.dumps(out))
 """
 
 
-def _run_group(names):
-    cases = [[n, *CASES[n][:2], list(CASES[n][2])] for n in names]
+def _run_group(names, folder):
+    cases = []
+    for n in names:
+        path, launcher, shape = CASES[n]
+        if path is None:
+            path = os.path.join(folder, n + ".py")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(KNOWN_BAD[KNOWN_BAD_CASES[n]].text)
+        cases.append([n, path, launcher, list(shape)])
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-c", DRIVER, ROOT, json.dumps(cases)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
@@ -90,10 +103,11 @@ def _run_group(names):
 
 
 @pytest.fixture(scope="module")
-def results():
+def results(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("known_bad"))
     with ThreadPoolExecutor(max_workers=len(GROUPS)) as pool:
         out = {}
-        for part in pool.map(_run_group, GROUPS):
+        for part in pool.map(lambda names: _run_group(names, folder), GROUPS):
             out.update(part)
     return out
 

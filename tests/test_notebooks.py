@@ -17,6 +17,7 @@ from autograder.stages import STAGES
 from autograder.submission import notebook_source
 from course import notebooks
 from course.release import release_findings, solution_lines
+from tools.mutants import KNOWN_BAD
 from coursekit import ROOT, execute, outputs, released_course, text_of  # noqa: F401 (fixture)
 
 STAGE_IDS = [s.module for s in STAGES]
@@ -131,9 +132,11 @@ def test_release_notebook_runs_without_the_grader(released_course, tmp_path):
     assert "needs the course's autograder package" in "".join(text_of(o) for o in cell.outputs)
 
 
-def test_self_check_reports_a_missing_barrier():
+def test_self_check_reports_a_missing_barrier(tmp_path):
     """The notebooks' harness runs the simulator's race detector on the student's own functions."""
-    racy = os.path.join(ROOT, "tests", "bad", "instruments", "tiled_missing_second_barrier.py")
+    racy = str(tmp_path / "racy.py")
+    with open(racy, "w", encoding="utf-8") as f:
+        f.write(KNOWN_BAD["stage 2 without second barrier"].text)
     code = ("import runpy, matplotlib; matplotlib.use('Agg')\n"
             "from autograder.selfcheck import check\n"
             f"r = check('tiled', runpy.run_path({racy!r}), plot=False)\n"

@@ -16,31 +16,14 @@ import pytest
 
 from autograder import engine, stages
 from autograder.submission import StageSource
-from conftest import BAD, ROOT, mutate, solution_text
+from autograder.stages import INSTRUMENT_CHECKS
+from conftest import ROOT, solution_text
+from tools.mutants import KNOWN_BAD
 
-SECOND_BARRIER = {
-    "tiled_general": ("            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n",
-                      "            acc += sA[ty, k] * sB[k, tx]\n"),
-    "tiled_transposed": ("            acc += sA[ty, k] * sBT[tx, k]\n        cuda.syncthreads()\n",
-                         "            acc += sA[ty, k] * sBT[tx, k]\n"),
-}
-
-
-def bad(name):
-    with open(os.path.join(BAD, "instruments", name), encoding="utf-8") as f:
-        return f.read()
-
-
-CASES = {  # name: (stage, source)
-    "fake tiled": ("tiled", bad("fake_tiled.py")),
-    "stage 2 without first barrier": ("tiled", bad("tiled_missing_first_barrier.py")),
-    "stage 2 without second barrier": ("tiled", bad("tiled_missing_second_barrier.py")),
-    "stage 3 without second barrier": ("tiled_general", mutate("tiled_general", SECOND_BARRIER["tiled_general"])),
-    "stage 4 without second barrier": ("tiled_transposed", mutate("tiled_transposed", SECOND_BARRIER["tiled_transposed"])),
-    "stage 4 unpadded": ("tiled_transposed", bad("transposed_unpadded.py")),
-    "stage 2 solution": ("tiled", solution_text("tiled")),
-    "stage 4 solution": ("tiled_transposed", solution_text("tiled_transposed")),
-}
+CASES = {  # name: (stage, source): the known-bad kernels of the instrumented checks, and two solutions
+    name: (case.stage, case.text) for name, case in KNOWN_BAD.items() if case.check in INSTRUMENT_CHECKS}
+CASES["stage 2 solution"] = ("tiled", solution_text("tiled"))
+CASES["stage 4 solution"] = ("tiled_transposed", solution_text("tiled_transposed"))
 
 SELFCHECK_DRIVER = r"""
 import contextlib, io, json, sys

@@ -1,4 +1,6 @@
 """Trusted parent side: shared-memory bank conflicts, from the simulator's bank counter or ncu's metrics."""
+import csv
+
 from . import missing_facts
 
 SIM_NAME = "no shared-memory bank conflicts (simulator bank counter)"
@@ -15,11 +17,12 @@ def judge_ncu(g, result, text, missing):
         return check.skip(missing)
     values = {m: 0.0 for m in NCU_METRICS}
     seen = False
-    for line in text.splitlines():
-        for metric in NCU_METRICS:
-            if metric in line:
-                seen = True
-                values[metric] += float(line.rsplit(",", 1)[-1].strip().strip('"').replace(",", "") or 0)
+    for row in csv.reader(line for line in text.splitlines() if any(m in line for m in NCU_METRICS)):
+        metric = next((m for m in NCU_METRICS if m in row), None)
+        if metric is None:
+            continue
+        seen = True
+        values[metric] += float(row[-1].strip().replace(",", "") or 0)  # the value may carry thousands separators
     if result.problem or not seen:
         return check.verdict(False, "ncu did not report the kernel: " + (result.problem or text[-1500:] or "no report"))
     conflicts, wavefronts = values[NCU_METRICS[0]], values[NCU_METRICS[1]]

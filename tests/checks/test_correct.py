@@ -1,0 +1,50 @@
+"""checks/correct.py: outputs against a float64 reference, with the first wrong element and the likely cause."""
+import numpy as np
+import pytest
+
+from autograder.checks import correct
+from checkkit import FakeGrader, assert_known_bad, child_result
+from conftest import failed, mutate
+from tools.mutants import by_check
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((40, 3)).astype(np.float32)
+B = RNG.standard_normal((3, 6)).astype(np.float32)
+C = (A.astype(np.float64) @ B).astype(np.float32)
+
+
+def test_right_output_passes_and_wrong_one_names_the_element():
+    assert correct.check_output(C, A, B, 1e-5)[0]
+    wrong = C.copy()
+    wrong[7, 2] += 1.0
+    ok, message = correct.check_output(wrong, A, B, 1e-5)
+    assert not ok and "C[7, 2]" in message and "1 of 240 elements wrong" in message
+
+
+@pytest.mark.parametrize("make, cause", [
+    (lambda: np.where(np.arange(40)[:, None] < 6, C, np.nan), "compares the row with the column count"),
+    (lambda: np.full_like(C, np.nan), "nothing was written to C"),
+])
+def test_likely_cause(make, cause):
+    ok, message = correct.check_output(make().astype(np.float32), A, B, 1e-5)
+    assert not ok and cause in message, message
+
+
+def test_judge_reports_writes_past_the_end_and_errors():
+    inputs = {"A0": A, "B0": B, "A1": A, "B1": B}
+    result = child_result({"shapes": [{"writes_past_end": 3}, {"error": {"kind": "index_error", "message": "IndexError"}}]},
+                          arrays={"C0": C})
+    c = correct.judge(FakeGrader("naive"), "group", result, inputs, 1)
+    assert c.status == "failed" and "3 values were written past the end of C" in c.output
+    assert "guard loads and stores" in c.output
+
+
+def test_guard_that_compares_rows_with_n_names_the_first_wrong_element(grade_text):
+    r = grade_text("naive", mutate("naive", ("if row < M and col < N:", "if row < N and col < N:")))
+    assert "C[6, 0]" in failed(r, "correct")  # first wrong element of the 40 x 6 output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(by_check("correct")))
+def test_known_bad(grade_text, name):
+    assert_known_bad(grade_text, name)

@@ -1,0 +1,28 @@
+"""checks/data_reuse.py: global loads of A and B per output element, from the simulator's counter."""
+import pytest
+
+from autograder.checks import data_reuse
+from checkkit import assert_known_bad
+from tools.mutants import by_check
+
+
+def facts(loads_per_output):
+    K, outputs = 64, 1024
+    n = int(loads_per_output * outputs / 2)
+    return {"shape": {"M": 32, "K": K, "N": 32},
+            "global_loads": {"A": n, "B": n, "outputs": outputs, "loads_per_output": loads_per_output,
+                             "naive_loads_per_output": 2 * K, "reuse": 2 * K / loads_per_output,
+                             "reuse_A": K * outputs / n, "reuse_B": K * outputs / n, "per_line": []}}
+
+
+def test_reuse_threshold():
+    assert data_reuse.judge_sim(facts(16.0), 16, 0.5)[0]          # reuse 8 = 16 * 0.5
+    ok, msg = data_reuse.judge_sim(facts(32.0), 16, 0.5)          # reuse 4
+    assert not ok and "used only" in msg
+    assert not data_reuse.judge_sim({}, 16, 0.5)[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(by_check("data_reuse")))
+def test_known_bad(grade_text, name):
+    assert_known_bad(grade_text, name)

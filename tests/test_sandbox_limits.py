@@ -1,0 +1,24 @@
+"""sandbox/limits.py: a child's resource limits are set by an exec wrapper (thread-safe, unlike preexec_fn)."""
+import subprocess
+import sys
+
+from autograder.sandbox.limits import limited
+
+SHOW = ("import resource as r; print([r.getrlimit(getattr(r, n)) for n in "
+        "('RLIMIT_CPU', 'RLIMIT_FSIZE', 'RLIMIT_CORE', 'RLIMIT_NPROC', 'RLIMIT_AS', 'RLIMIT_DATA')])")
+
+
+def test_wrapper_sets_every_limit_then_runs_the_command():
+    limits = {"cpu_s": 7, "file_bytes": 10**6, "address_space_bytes": 2**33, "data_bytes": 2**32}
+    p = subprocess.run(limited([sys.executable, "-c", SHOW], limits, nproc=4000), capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str([(7, 12), (10**6, 10**6), (0, 0), (4000, 4000), (2**33, 2**33), (2**32, 2**32)])
+
+
+def test_wrapper_leaves_unset_limits_alone():
+    inherited = eval(subprocess.run([sys.executable, "-c", SHOW], capture_output=True, text=True, timeout=60).stdout)
+    p = subprocess.run(limited([sys.executable, "-c", SHOW], {"cpu_s": 5, "file_bytes": 10**6}, nproc=0),
+                       capture_output=True, text=True, timeout=60)
+    rows = eval(p.stdout)
+    assert rows[0] == (5, 10) and rows[3:] == inherited[3:]

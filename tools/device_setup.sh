@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prepare an offline GPU machine for `make gpu-check`: install the wheels carried in .whl/ into the
+# machine's own Python (grading children start it with a clean environment, so PYTHONPATH would not
+# reach them). A wheel is installed only when its distribution is missing, except numpy, which is
+# always replaced: numpy 2.5 breaks numba-cuda 0.30.4 (requirements.txt pins numpy<2.5).
+# A bubblewrap .deb in .whl/ is unpacked where the machine has no bwrap (the grading sandbox).
+# Make the folder on a machine with network access (and `apt-get download bubblewrap`):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+#       -d .whl "numpy==2.4.6" nbgrader==0.9.6 jupytext tqdm ...
+set -u
+PY=${PY:-python3}
+for wheel in .whl/*.whl; do
+  [ -e "$wheel" ] || continue
+  name=$(basename "$wheel" | cut -d- -f1)
+  if [ "$name" = numpy ] || ! "$PY" -m pip show "$name" >/dev/null 2>&1; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile "$wheel" || echo "device_setup: could not install $wheel"
+  fi
+done
+if ! command -v bwrap >/dev/null; then
+  for deb in .whl/bubblewrap_*.deb; do [ -e "$deb" ] && dpkg -x "$deb" /; done
+fi
+command -v bwrap >/dev/null && echo "bwrap $(bwrap --version)" || echo "device_setup: no bubblewrap: the unshare fallback sandbox will run"
+"$PY" -c "import numpy, numba, numba_cuda; print('numpy', numpy.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__)"
