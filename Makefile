@@ -65,8 +65,8 @@ grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=..
 template: $(STAMP)  ## only the legacy GitHub Classroom student template in build/template (runs the release into COURSE first)
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))
 
-gpu-check: $(STAMP)  ## on a GPU machine: grade solutions, stubs and known-bad kernels, write BENCHMARKS rows
-	$(PY) -m tools.verify_gpu
+gpu-check: $(STAMP)  ## on a GPU machine: hang, contention, timing exploits, 10 re-grades (PARTS="tests ladder ..." picks others)
+	$(PY) -m tools.verify_gpu $(if $(PARTS),$(foreach p,$(PARTS),--part $(p)),)
 
 clean:  ## remove generated build output (keeps .venv)
 	rm -rf build .pytest_cache

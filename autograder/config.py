@@ -46,7 +46,7 @@ SCHEMA = {
         "sandbox": Key(str, "auto", "sandbox backend: auto, bwrap, unshare or none (docs/SANDBOX.md)"),
         "processes": Key(int, 2048, "processes and threads one child may have (RLIMIT_NPROC on its own uid)"),
         "scratch_bytes": Key(int, 268435456, "size of the child's writable /tmp (a tmpfs)"),
-        "gpu_start_s": Key(float, 30.0, "start-up seconds every GPU child may take before its work (imports, CUDA "
+        "gpu_start_s": Key(float, 40.0, "start-up seconds every GPU child may take before its work (imports, CUDA "
                                         "initialisation, compiles, many children at once)"),
         "work_factor": Key(float, 20.0, "a GPU child may take this many times the naive reference kernel's time "
                                         "for its work, on top of gpu_start_s"),

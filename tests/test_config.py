@@ -64,7 +64,7 @@ def test_wrong_type_names_the_key(tmp_path, old, new, message):
      r"unknown check 'corect'"),
     ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, correct = -6, speed = 2 }",
      r"correct = -6 must be a number of points"),
-    ('speed = { reference = "naive_coalesced", min_speedup = 0.85,', 'speed = { reference = "naive_coalesced",',
+    ('speed = { reference = "naive_coalesced", min_speedup = 0.85, review_speedup = 4.0 }', 'speed = { reference = "naive_coalesced", review_speedup = 4.0 }',
      r"\[stages.naive\] missing key 'min_speedup'"),
     ("[structure]", "[structures]", r"\[structures\] unknown section"),
 ])

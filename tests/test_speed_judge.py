@@ -259,3 +259,49 @@ def test_the_driver_api_is_out_of_reach(line):
     from autograder.scan import host_shortcuts
     findings = "\n".join(host_shortcuts(line + "\n"))
     assert "CUDA driver API" in findings, findings
+
+
+# -- the timing child end to end, in the simulator ----------------------------------------
+
+SPEED_CHILD = """
+import json, os, sys, tempfile
+import numpy as np
+from autograder.child import timing
+from autograder.child.entry import load_student_module
+from autograder.checks import speed
+d = tempfile.mkdtemp()
+path = os.path.join(d, "s2_tiled.py")
+with open(path, "w") as f:
+    f.write(sys.stdin.read())
+module = load_student_module(path, "s2_tiled")
+n = 16
+seeds, X = speed.draw_secrets(np.random.default_rng(0), n, 3)
+np.savez(os.path.join(d, "in.npz"), X=X)
+job = {"n": n, "launcher": "matmul_tiled", "kernel": "matmul_tiled_kernel", "inputs_path": os.path.join(d, "in.npz"),
+       "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None}
+facts, arrays = timing.task_speed(job, module)
+E = speed.expected_projections(n, seeds, X)
+print(json.dumps({name: speed.judge_runs(speed.projection_errors(arrays["P_" + name], E), 1e-5,
+                                         facts["timings"][name]["past_end"]) for name in ("student", "reference")}))
+"""
+
+
+def speed_child_in_simulator(text):
+    import json
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT, "PYTHONWARNINGS": "ignore"}
+    p = subprocess.run([sys.executable, "-c", SPEED_CHILD], input=text, capture_output=True, text=True, env=env,
+                       cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_speed_child_refills_c_before_every_timed_run():
+    """A kernel that keeps whatever C already holds (skips when its element is not NaN): without the NaN refill
+    before every timed run it would return the warm-up's C in every run. With it, every run computes the product;
+    the reference's runs pass the same check (the method's own sanity check)."""
+    from tools.mutants import mutate
+    text = mutate("tiled", ("    acc = float32(0.0)\n", "    if C[row, col] == C[row, col]:\n        return\n"
+                                                        "    acc = float32(0.0)\n"))
+    out = speed_child_in_simulator(text)
+    assert out["student"][0] and out["reference"][0], out
+    assert "all 3 runs computed the product" in out["student"][1]

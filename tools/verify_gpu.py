@@ -1,6 +1,12 @@
 """`make gpu-check`: the whole GPU verification in one scripted run.
 
-Parts (all by default; pick with --part): the GPU-tier test suite
+Default parts (pick others with --part; each section is written as soon as it ends):
+hang (a never-ending stage 2 kernel graded in at most 60 s), contention (stages 2
+and 5 graded while another process loads the same GPU: speed "not gradable:
+shared"), exploits (tests/test_speed_exploits.py: every timing exploit loses its
+speed points or leaderboard entry) and regrade (10 full grades of solutions/:
+scores, wall time, speedup and its CV per stage, clocks, leaderboard status).
+Other parts: the GPU-tier test suite
 (every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
 challenge's optimisation ladder against cuBLAS, verdict stability (the same
 speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
@@ -23,6 +29,7 @@ import numpy as np
 from autograder import config, engine
 from autograder.checks import speed
 from autograder.gpu.tools import find_tool
+from autograder import stages
 from autograder.stages import find
 from autograder.submission import collect
 
@@ -31,7 +38,38 @@ from .mutants import mutate, solution_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
-GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py"]
+GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
+# Default parts: the speed check's own verification first (each writes its section as soon as it ends).
+DEFAULT_PARTS = ["hang", "contention", "exploits", "regrade"]
+ALL_PARTS = ["hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed", "agreement"]
+LOAD_SCRIPT = """
+import sys, time
+end = time.time() + float(sys.argv[1])
+try:
+    import cupy
+    a = cupy.random.rand(8192, 8192, dtype=cupy.float32)
+    while time.time() < end:
+        for _ in range(4):
+            a @ a
+        cupy.cuda.Device().synchronize()
+except ImportError:
+    import numpy as np
+    from numba import cuda, float32
+    @cuda.jit
+    def mm(A, B, C):
+        col, row = cuda.grid(2)
+        if row < C.shape[0] and col < C.shape[1]:
+            acc = float32(0.0)
+            for k in range(A.shape[1]):
+                acc += A[row, k] * B[k, col]
+            C[row, col] = acc
+    n = 2048
+    A = cuda.to_device(np.random.rand(n, n).astype(np.float32))
+    C = cuda.device_array((n, n), np.float32)
+    while time.time() < end:
+        mm[(n // 16, n // 16), (16, 16)](A, A, C)
+        cuda.synchronize()
+"""
 SPIN_TEMPLATE = '''
 
 @cuda.jit
@@ -205,9 +243,124 @@ def part_agreement(cfg):
     return "\n".join(lines) + "\n"
 
 
+def _pytest(args, title):
+    started = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rA", "-m", "gpu", *args, "-p", "no:cacheprovider"],
+                       cwd=ROOT, capture_output=True, text=True)
+    print(p.stdout[-12000:], p.stderr[-3000:])
+    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "no output"
+    keep = [ln for ln in p.stdout.splitlines()
+            if ln.startswith(("PASSED", "FAILED", "ERROR", "SKIPPED", "E   ")) or ": " in ln and not ln.startswith(" ")]
+    return (f"### {title}\n\n`pytest -m gpu {' '.join(args)}`: {summary} ({time.perf_counter() - started:.0f} s)\n\n"
+            "```\n" + "\n".join(keep[-80:]) + "\n```\n")
+
+
+def part_exploits():
+    """Every known-bad timing exploit loses its speed points or its leaderboard entry (tests/test_speed_exploits.py)."""
+    return _pytest(["tests/test_speed_exploits.py", "-k", "not never_ending"], "Timing exploits")
+
+
+def part_hang():
+    """A never-ending stage 2 kernel is graded in at most 60 s."""
+    return _pytest(["tests/test_speed_exploits.py", "-k", "never_ending"], "A kernel that never ends")
+
+
+def part_regrade(cfg, runs=10):
+    """`runs` full GPU grades of solutions/: score, wall time, speedup of every stage and its CV."""
+    lines = [f"### Re-grades of solutions/ ({runs} full GPU grades)", "",
+             "| grade | score | seconds | " + " | ".join(s.name for s in stages.STAGES) + " | leaderboard | GPU shared | SM clock before/after (stage 5) |",
+             "|---" * (6 + len(stages.STAGES)) + "|"]
+    speedups = {s.name: [] for s in stages.STAGES}
+    scores, walls = [], []
+    for r in range(runs):
+        started = time.perf_counter()
+        report = engine.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=1000 + r, cfg=cfg)
+        wall = time.perf_counter() - started
+        scores.append((report.score, report.max_score))
+        walls.append(wall)
+        cells = []
+        for s in stages.STAGES:
+            facts = report.speed.get(s.name)
+            speedups[s.name].append(facts["speedup"] if facts else float("nan"))
+            cells.append(f"{facts['speedup']:.2f}x" if facts else "-")
+        board = report.leaderboard[0] if report.leaderboard else {}
+        gpu = report.gpu.get("fast", {})
+        clocks = f"{gpu.get('before', {}).get('sm_clock_mhz')}/{gpu.get('after', {}).get('sm_clock_mhz')} MHz"
+        lines.append(f"| {r + 1} | {report.score:g}/{report.max_score:g} | {wall:.1f} | " + " | ".join(cells) +
+                     f" | {board.get('tflops', float('nan')):.1f} TFLOP/s, {board.get('status', '-')} | "
+                     f"{any(g.get('shared') for g in report.gpu.values())} | {clocks} |")
+        bad = [f"{c.stage}: {c.name}: {c.output.splitlines()[0] if c.output else ''}" for c in report.checks
+               if c.status != "passed"]
+        if bad:
+            lines.append("|  | not passed: " + "; ".join(bad)[:600] + " |")
+        print(lines[-1], flush=True)
+    full = sum(1 for s, m in scores if s == m)
+    lines += ["", f"Full marks in {full} of {runs} grades; wall time median {statistics.median(walls):.1f} s "
+                  f"(min {min(walls):.1f}, max {max(walls):.1f}).", "",
+              "| stage | speedup median | min | max | CV |", "|---|---|---|---|---|"]
+    for name, values in speedups.items():
+        v = [x for x in values if x == x]
+        if v:
+            cv = statistics.pstdev(v) / statistics.mean(v)
+            lines.append(f"| {name} | {statistics.median(v):.2f}x | {min(v):.2f}x | {max(v):.2f}x | {100 * cv:.2f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def _start_load(seconds):
+    """A process that loads this GPU with matrix products for `seconds`; it is not a descendant of this process (its
+    parent shell exits at once), as another user's job would not be. Returns its pid."""
+    d = tempfile.mkdtemp(prefix="gpu-load-")
+    script = os.path.join(d, "load.py")
+    with open(script, "w") as f:
+        f.write(LOAD_SCRIPT)
+    out = subprocess.run(["sh", "-c", f'"{sys.executable}" "{script}" {seconds} >"{d}/log" 2>&1 & echo $!'],
+                         capture_output=True, text=True)
+    return int(out.stdout.strip()), os.path.join(d, "log")
+
+
+def part_contention(cfg):
+    """Grade stages 2 and 5 of solutions/ while another process loads the same GPU: speed must be "not gradable:
+    shared", never a pass or a fail on those numbers."""
+    from autograder.gpu import exclusive
+    c = {**cfg, "speed": {**cfg["speed"], "shared_retry_s": 2.0}}
+    pid, log = _start_load(240)
+    lines = ["### Grading on a shared GPU", "", f"Load: pid {pid}, matrix products on the same GPU (CuPy, else Numba)."]
+    try:
+        seen = []
+        for _ in range(60):  # until nvidia-smi lists it (CUDA start-up takes a few seconds)
+            seen, why = exclusive.compute_apps(exclusive.device_selector())
+            if any(a["pid"] == pid for a in seen) or why:
+                break
+            time.sleep(0.5)
+        lines.append(f"nvidia-smi listed before grading: {seen}")
+        for name in ("tiled", "fast"):
+            stage = stages.find(name)
+            started = time.perf_counter()
+            report = engine.grade(os.path.join(ROOT, "solutions", stage.filename), stage=stage, device="gpu",
+                                  seed=7, cfg=c)
+            check = [x for x in report.checks if x.key == "speed"][0]
+            verdict = "OK" if check.status == "skipped" and "not gradable: the GPU was shared" in check.output else "WRONG"
+            lines.append(f"- {verdict}: stage {name}: speed {check.status} ({time.perf_counter() - started:.0f} s): "
+                         f"{check.output.splitlines()[0][:300]}; gpu facts: {json.dumps(report.gpu.get(name))[:600]}")
+            print(lines[-1], flush=True)
+    finally:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            lines.append("(the load process had already ended: " + open(log).read()[-500:] + ")")
+    time.sleep(3)
+    report = engine.grade(os.path.join(ROOT, "solutions", "s2_tiled.py"), stage=stages.find("tiled"), device="gpu",
+                          seed=8, cfg=cfg)
+    check = [x for x in report.checks if x.key == "speed"][0]
+    lines.append(f"- after the load ended: stage tiled speed {check.status}: {check.output.splitlines()[0][:200]}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", action="append", choices=["tests", "ladder", "stability", "slowed", "agreement"])
+    p.add_argument("--part", action="append", choices=ALL_PARTS,
+                   help=f"pick parts (repeatable); default: {' '.join(DEFAULT_PARTS)}")
+    p.add_argument("--regrades", type=int, default=10, help="full grades of solutions/ in the regrade part")
     p.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check.md"))
     p.add_argument("--n", type=int, default=4096)
     args = p.parse_args(argv)
@@ -215,14 +368,22 @@ def main(argv=None):
         print("gpu-check needs an NVIDIA GPU (nvidia-smi found none)", file=sys.stderr)
         return 2
     cfg = config.load()
-    parts = args.part or ["tests", "ladder", "stability", "slowed", "agreement"]
+    parts = args.part or DEFAULT_PARTS
     header = (f"## GPU check, {datetime.date.today().isoformat()}\n\nDevice: {environment()}\n\n"
               f"Command: `python -m tools.verify_gpu {' '.join(argv or sys.argv[1:])}`\n")
     sections = [header]
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     for part in parts:
         started = time.perf_counter()
-        if part == "tests":
+        if part == "hang":
+            sections.append(part_hang())
+        elif part == "contention":
+            sections.append(part_contention(cfg))
+        elif part == "exploits":
+            sections.append(part_exploits())
+        elif part == "regrade":
+            sections.append(part_regrade(cfg, args.regrades))
+        elif part == "tests":
             sections.append(part_tests())
         elif part == "ladder":
             text, rows = part_ladder(args.n)
