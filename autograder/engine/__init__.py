@@ -15,7 +15,7 @@ from .. import config as config_mod
 from .. import sandbox
 from ..gpu.tools import gpu_available
 from ..submission import collect
-from .report import Check, Report
+from .report import Check, Report, time_breakdown
 from .stage import StageGrader
 
 __all__ = ["Check", "Report", "StageGrader", "gpu_available", "grade"]
@@ -57,4 +57,5 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             if progress:
                 progress(g.stage, checks)
     report.seconds = time.perf_counter() - started
+    report.timing = time_breakdown([c for g in graders for c in g.children], report.seconds)
     return report

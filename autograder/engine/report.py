@@ -40,6 +40,7 @@ class Report:
     problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
     seconds: float = 0.0
     sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
+    timing: dict = field(default_factory=dict)   # seconds by kind (time_breakdown)
     gpu: dict = field(default_factory=dict)     # per stage: the GPU's state around the speed check, who shared it
     speed: dict = field(default_factory=dict)   # per stage: the speed check's numbers
 
@@ -73,6 +74,8 @@ def to_gradescope(report):
         out["extra_data"]["gpu"] = gpu_summary(report.gpu)
     if report.speed:
         out["extra_data"]["speed"] = report.speed
+    if report.timing:
+        out["extra_data"]["timing"] = report.timing
     if report.leaderboard:
         board = report.leaderboard[0]
         status = board.get("status", "ranked")
@@ -97,6 +100,19 @@ def gpu_summary(per_stage):
                             for key in ("sm_clock_mhz", "max_sm_clock_mhz", "temperature_c", "utilization_percent")}}
     return {"name": before.get("name"), "uuid": before.get("uuid"),
             "shared": any(s["shared"] for s in stages.values()), "stages": stages}
+
+
+def time_breakdown(children, total):
+    """Where a grade's seconds went. Children overlap, so their sums can exceed the total: children_s is the
+    children's wall time summed, startup_s the part of it before and after their task (interpreter, imports,
+    CUDA start-up, sandbox), checks_s their task time, compile_s and speed_s the compile and timing children."""
+    def wall(kind=None):
+        return sum(c["wall_s"] for c in children if kind is None or c["task"] == kind)
+    worked = [c for c in children if c["work_s"] is not None]
+    return {"total_s": round(total, 2), "children": len(children), "children_s": round(wall(), 2),
+            "startup_s": round(sum(c["wall_s"] - c["work_s"] for c in worked), 2),
+            "checks_s": round(sum(c["work_s"] for c in worked), 2), "compile_s": round(wall("compile"), 2),
+            "speed_s": round(wall("speed"), 2)}
 
 
 def write_json_atomic(path, data):

@@ -57,6 +57,7 @@ class StageGrader:
         limits = dict(cfg["limits"])
         self.gpu_limits = limits
         self.sim_limits = {**limits, "address_space_bytes": limits["sim_address_space_bytes"]}
+        self.children = []   # wall and work seconds of every child, for the report's time breakdown
         # Fail fast: a child that runs out of time stops the stage's other children (cancel) and its later
         # GPU checks (gate_reason).
         self.cancel = threading.Event()
@@ -78,6 +79,9 @@ class StageGrader:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
                                    self.cancel)
+        task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
+        self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
+                              "work_s": task})
         if result.timed_out and not self.cancel.is_set():
             self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
             self.cancel.set()
