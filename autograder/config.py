@@ -51,6 +51,8 @@ SCHEMA = {
         "work_factor": Key(float, 20.0, "a GPU child may take this many times the naive reference kernel's time "
                                         "for its work, on top of gpu_start_s"),
         "reference_tflops": Key(float, 1.0, "the naive reference kernel's rate for those limits, in TFLOP/s"),
+        "sibling_grace_s": Key(float, 10.0, "after a child of a stage ran out of time, the stage's other children get "
+                                            "at most this many more seconds each"),
         "tool_timeout_s": Key(float, 60.0, "wall-clock seconds of a racecheck or ncu child"),
         "sim_start_s": Key(float, 30.0, "start-up seconds every simulator child may take before its work"),
         "sim_block_step_s": Key(float, 0.3, "simulator seconds of one 16 x 16 block through one tile of K"),

@@ -62,7 +62,8 @@ def _gate_grader(cfg, futures, **speed):
     g.cfg, g.points, g.tol = c, c["stages"]["tiled_general"]["points"], c["grading"]["relative_error"]
     g.src, g.module_path = types.SimpleNamespace(source=solution_text("tiled_general")), "s3_tiled_general.py"
     import threading
-    g.cancel, g.timed_out, g._gate, g._gate_lock, g.futures = threading.Event(), "", None, threading.Lock(), futures
+    g.timed_out, g.timeout_at, g._gate, g.futures = "", None, None, futures
+    g._gate_lock, g._timeout_lock = threading.Lock(), threading.Lock()
     return g
 
 
@@ -97,7 +98,7 @@ def test_wrong_results_gate_the_later_gpu_checks(cfg):
 
 
 def test_cancel_stops_a_running_child(cfg, tmp_path):
-    """The sandbox stops a child when the stage's cancel event is set (a sibling ran out of time)."""
+    """The sandbox stops a child once its stage's cut is set (a sibling ran out of time and the grace is over)."""
     import threading
     path = tmp_path / "s1_naive.py"
     path.write_text(mutate("naive", ("    if row < M and col < N:\n",
@@ -115,3 +116,17 @@ def test_cancel_stops_a_running_child(cfg, tmp_path):
     assert time.monotonic() - started < 30
     assert r.cancelled and not r.timed_out, r.problem
     assert "another check of this stage did not finish" in r.problem
+
+
+def test_after_a_timeout_siblings_get_a_grace_and_later_checks_do_not_run(cfg):
+    from autograder.engine.stage import _Cut
+    g = _grader(cfg, "tiled")
+    g.timeout_at = None
+    cut = _Cut(g, 0.2)
+    assert not cut.is_set()
+    g.timeout_at = time.monotonic()
+    assert not cut.is_set()
+    time.sleep(0.3)
+    assert cut.is_set()
+    late = _Cut(g, 0.2)  # a child that starts after the timeout gets its own grace
+    assert not late.is_set()

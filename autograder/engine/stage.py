@@ -8,6 +8,7 @@ import ast
 import math
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -43,6 +44,18 @@ def module_constant(source, name):
     return value if isinstance(value, int) else None
 
 
+class _Cut:
+    """The `cancel` of one child (sandbox.run_child polls is_set): set once another child of the stage ran out of
+    time and this one has had `grace` seconds since then (or since it started, if later)."""
+
+    def __init__(self, grader, grace):
+        self.grader, self.grace, self.started = grader, grace, time.monotonic()
+
+    def is_set(self):
+        at = self.grader.timeout_at
+        return at is not None and time.monotonic() > max(at, self.started) + self.grace
+
+
 class StageGrader:
     """The checks of one stage of one submission: `tasks` starts the children, `judge` scores their facts."""
 
@@ -60,11 +73,12 @@ class StageGrader:
         self.children = []   # wall and work seconds of every child, for the report's time breakdown
         # Fail fast: a child that runs out of time stops the stage's other children (cancel) and its later
         # GPU checks (gate_reason).
-        self.cancel = threading.Event()
         self.timed_out = ""
+        self.timeout_at = None
         self.futures = {}
         self._gate = None
         self._gate_lock = threading.Lock()
+        self._timeout_lock = threading.Lock()
 
     def check(self, key, name, share=1.0):
         return Check(self.stage.name, key, name, self.points.get(key, 0) * share)
@@ -73,18 +87,23 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check"):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False):
+        """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
+        instruments; the GPU tools and speed are gated in gate_reason) is not run, and every other child still
+        running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
+        kernel that never ends costs one derived limit per stage, not one per child."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
-        if self.cancel.is_set():
+        if self.timed_out and later:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   self.cancel)
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]))
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task})
-        if result.timed_out and not self.cancel.is_set():
-            self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
-            self.cancel.set()
+        with self._timeout_lock:
+            if result.timed_out and not self.timed_out:
+                self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
+                self.timeout_at = time.monotonic()
         return result
 
     # -- time limits derived from the work ------------------------------------
@@ -146,7 +165,7 @@ class StageGrader:
             job, inputs = self.instrument_job()
             shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
             futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
-                                                 "the instrumented simulator run")
+                                                 "the instrumented simulator run", True)
         self.futures = futures
         if self.device == "gpu":
             from ..gpu.tools import tool_tasks

@@ -40,8 +40,8 @@ def _limit(limits, key):
 def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
-    `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (a threading.Event)
-    when it is set while the child runs."""
+    `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
+    is_set() method, polled four times a second) once it is set."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -82,7 +82,8 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
                              sandbox=name, uid=box.uid)
         if cancelled:
             result.cancelled = True
-            result.problem = "not run: stopped because another check of this stage did not finish in time"
+            result.problem = ("not gradable: stopped because another check of this stage did not finish in time and "
+                              "this one ran on past the grace it then had")
             return result
         if timed_out:
             result.timed_out = True
