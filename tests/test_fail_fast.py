@@ -76,7 +76,7 @@ def _run_result(A, B, C):
     return sandbox.ChildResult(facts={"shapes": [{"writes_past_end": 0, "launches": 1}]}, arrays={"C0": C})
 
 
-def test_wrong_results_gate_the_later_gpu_checks(cfg):
+def test_wrong_results_gate_the_later_checks_on_the_gpu(cfg):
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((40, 3)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
     right = (A.astype(np.float64) @ B).astype(np.float32)

@@ -236,7 +236,7 @@ class StageGrader:
             checks.append(correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups)))
         if "instruments" in futures:
             checks.extend(self.judge_instruments(futures["instruments"].result()))
-        checks.extend(self.gpu_checks(compile_check, futures) if self.device == "gpu" else self.sim_only_checks())
+        checks.extend(self.judge_on_gpu(compile_check, futures) if self.device == "gpu" else self.sim_only_checks())
         return [compile_check, self.shortcut] + checks
 
     def judge_stubs(self):
@@ -275,7 +275,7 @@ class StageGrader:
                 checks.append(check.verdict(*judge(facts)))
         return checks
 
-    def gpu_checks(self, compile_check, futures):
+    def judge_on_gpu(self, compile_check, futures):
         """The GPU-only checks; call when no other child uses the GPU (speed is timed)."""
         checks = []
         for key, future_key, judge in (("races", "racecheck", races.judge_racecheck),
