@@ -41,7 +41,6 @@ def check_output(C, A, B, tol, tile=None):
         wrong = np.abs(C - ref) > 0
     rows, cols = np.nonzero(wrong)
     r, c = rows[0], cols[0]
-    got = C[r, c]
     lines = [f"{M}x{K} @ {K}x{N}: relative error {err:.2e} (limit {tol:.0e}); "
              f"{wrong.sum()} of {M * N} elements wrong.",
              f"First wrong element C[{r}, {c}]: expected {ref[r, c]:.6g}, got "

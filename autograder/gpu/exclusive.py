@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 
 GPU_FIELDS = ("name", "uuid", "clocks.sm", "clocks.max.sm", "temperature.gpu", "utilization.gpu")
 APP_FIELDS = ("pid", "process_name", "used_memory")
