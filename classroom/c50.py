@@ -30,6 +30,8 @@ import os
 import shutil
 import sys
 
+from autograder.gpu.tools import gpu_available
+
 from . import ROOT
 
 SCHEMA = "classroom50/result/v1"
@@ -214,19 +216,6 @@ def device_from_env(env):
     return "gpu" if env.get("RUNNER_ENVIRONMENT") == "self-hosted" else "sim"
 
 
-def gpu_present():
-    """True when nvidia-smi lists a GPU (as the engine checks it, without starting CUDA here)."""
-    import subprocess
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
-
-
 def grade_checkout(workspace=".", env=None):
     """Grade the checkout; write result.json, release-body.md, grading/; return the result dict."""
     from . import grade as grade_mod
@@ -332,7 +321,7 @@ def main(argv=None):
                   file=sys.stderr)
             return 1
         try:
-            if device_from_env(os.environ) == "gpu" and not gpu_present():
+            if device_from_env(os.environ) == "gpu" and not gpu_available():
                 raise ValueError("the GPU tier was asked for (a self-hosted runner, or MATMUL_DEVICE=gpu) but "
                                  "nvidia-smi finds no GPU on this runner: no grade is recorded")
             result = grade_checkout(".")
