@@ -55,6 +55,8 @@ KNOWN_BAD = {
                              "compiles", "is not a Numba CUDA kernel: decorate it with @cuda.jit"),
     "renamed kernel": KnownBad("naive", (("matmul_naive_kernel", "naive_kernel"),),
                                "compiles", "missing matmul_naive_kernel: keep the names the exercise gives"),
+    "renamed launcher": KnownBad("naive", (("def matmul_naive(A, B, C):", "def naive(A, B, C):"),),
+                                 "compiles", "missing matmul_naive: keep the names the exercise gives"),
     "shared shape not a constant": KnownBad(
         "tiled_transposed", (("cuda.shared.array((TILE, TILE_PAD), float32)", "cuda.shared.array((TILE, TILE + 1), float32)"),),
         "compiles", "the GPU compiler rejected the kernel"),
