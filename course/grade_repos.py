@@ -387,7 +387,10 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
     argv = [course, "--assignment", assignment, "--device", device] + (["--force"] if force else [])
     for name in graded:
         argv += ["--student", name]
-    status = grade_class.main(argv + list(grade_args))
+    grade_args = list(grade_args)
+    if "--slurm" in grade_args and "--wait" not in grade_args:
+        grade_args.append("--wait")  # the grades of record are written below: the array must have finished
+    status = grade_class.main(argv + grade_args)
     if status != 0:
         raise RepoError(f"grading the class failed (course.grade_class exit status {status})")
     for rec in records:

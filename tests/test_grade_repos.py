@@ -271,3 +271,14 @@ def test_make_grade_repos_grades_the_commit_of_record(repos):
     results = json.loads((course / "feedback" / "ada" / "matmul" / "results.json").read_text())
     assert results["extra_data"]["course"]["timestamp"].startswith("2026-03-01 12:00:00")
     shutil.rmtree(course / "repos")
+
+
+def test_grading_through_slurm_waits_for_the_array(repos, monkeypatch):
+    """The grades of record are written after grading: with --slurm the class grader must wait for the array."""
+    from course import grade_class
+    base, roster, url = repos
+    calls = []
+    monkeypatch.setattr(grade_class, "main", lambda argv: calls.append(list(argv)) or 0)
+    grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, grade_args=["--slurm"],
+                    out=open(os.devnull, "w"))
+    assert calls and "--slurm" in calls[0] and "--wait" in calls[0]
