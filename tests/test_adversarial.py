@@ -1,4 +1,4 @@
-"""Hostile submissions (issue 7): each attack gets the verdict it must get, and a
+"""Hostile submissions: each attack gets the verdict it must get, and a
 good submission graded right after it still gets full marks.
 
 Two levels, see tests/adversarial/README.md:
