@@ -240,20 +240,22 @@ class StageGrader:
         return [compile_check, self.shortcut] + checks
 
     def judge_stubs(self):
-        why = (f"not implemented yet: {' and '.join(self.stubs)} still "
-               f"{'raises' if len(self.stubs) == 1 else 'raise'} NotImplementedError")
+        return self.failed_all(f"not implemented yet: {' and '.join(self.stubs)} still "
+                               f"{'raises' if len(self.stubs) == 1 else 'raise'} NotImplementedError")
+
+    def judge_zeroed(self):
+        """A stage the static scan zeroed: no child ran; every check fails, saying why."""
+        checks = self.failed_all("not run: the static scan found host-side shortcuts (see 'No host-side shortcuts'), "
+                                 "so the whole stage scores 0")
+        return checks[:1] + [self.shortcut] + checks[1:]
+
+    def failed_all(self, why):
+        """Every check of the stage failed with `why`; in the simulator speed stays a visible skip."""
         checks = [self.check(key, CHECK_NAMES[key].format(kernel=self.stage.kernel)).verdict(False, why)
                   for key in self.points if key != "speed"]
         if self.device == "sim":
             return checks + self.sim_only_checks()
-        return checks + ([self.check("speed", "speed").verdict(False, why)] if "speed" in self.points else [])
-
-    def judge_zeroed(self):
-        """A stage the static scan zeroed: no child ran; every check fails, saying why."""
-        why = "not run: the static scan found host-side shortcuts (see 'No host-side shortcuts'), so the whole stage scores 0"
-        checks = [self.check(key, CHECK_NAMES[key].format(kernel=self.stage.kernel)).verdict(False, why)
-                  for key in self.points if key != "speed" or self.device == "gpu"]
-        return checks[:1] + [self.shortcut] + checks[1:] + (self.sim_only_checks() if self.device == "sim" else [])
+        return checks + ([self.check("speed", CHECK_NAMES["speed"]).verdict(False, why)] if "speed" in self.points else [])
 
     def judge_instruments(self, result):
         problem = child_problem(result)
