@@ -213,16 +213,3 @@ def test_judges_handle_missing_facts():
         assert not ok and "no facts" in msg
     ok, msg = data_reuse.judge_sim({}, 16, 0.5)
     assert not ok
-
-
-def test_data_reuse_threshold():
-    def facts(loads_per_output):
-        K, outputs = 64, 1024
-        n = int(loads_per_output * outputs / 2)
-        return {"shape": {"M": 32, "K": K, "N": 32},
-                "global_loads": {"A": n, "B": n, "outputs": outputs, "loads_per_output": loads_per_output,
-                                 "naive_loads_per_output": 2 * K, "reuse": 2 * K / loads_per_output,
-                                 "reuse_A": K * outputs / n, "reuse_B": K * outputs / n, "per_line": []}}
-    assert data_reuse.judge_sim(facts(16.0), 16, 0.5)[0]          # reuse 8 = 16 * 0.5
-    ok, msg = data_reuse.judge_sim(facts(32.0), 16, 0.5)          # reuse 4
-    assert not ok and "used only" in msg
