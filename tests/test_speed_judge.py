@@ -4,6 +4,7 @@ import copy
 import os
 import subprocess
 import sys
+import time
 import types
 
 import numpy as np
@@ -305,3 +306,48 @@ def test_speed_child_refills_c_before_every_timed_run():
     out = speed_child_in_simulator(text)
     assert out["student"][0] and out["reference"][0], out
     assert "all 3 runs computed the product" in out["student"][1]
+
+
+# -- the timing child's two parts, through the real sandbox (simulator) ---------------------
+
+def _timing_job(tmp_path, cfg):
+    from autograder import stages
+    stage = stages.find("tiled")
+    seeds, X = speed.draw_secrets(np.random.default_rng(3), 16, 2)
+    job = {"task": "speed", "device": "sim", "module": stage.module,
+           "module_path": os.path.join(ROOT, "solutions", stage.filename), "kernel": stage.kernel,
+           "launcher": stage.launcher, "n": 16, "seeds": seeds, "warmup": 1, "reference": "naive_coalesced",
+           "leaderboard": None, "flush_floats": 256, "projection_columns": 2}
+    limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
+    return job, limits, {"X": X}, seeds, X
+
+
+def test_timing_child_prepares_then_waits_for_its_turn(tmp_path, cfg):
+    """The child says it is prepared, then does nothing until the parent says go: the parent held it for a
+    second, and the child's own clock shows it waited that second before timing; its runs are right."""
+    from autograder import sandbox
+    job, limits, inputs, seeds, X = _timing_job(tmp_path, cfg)
+    said = {}
+
+    def turn(ready):
+        said["ready"] = ready(120)
+        time.sleep(1.0)
+        return ""
+    result = sandbox.run_child(job, limits, inputs, timeout=120, turn=turn)
+    assert not result.problem, result.problem + result.log
+    assert said["ready"] is True
+    assert result.facts["clock_s"]["waited"] >= 0.9, result.facts["clock_s"]
+    E = speed.expected_projections(16, seeds, X)
+    ok, msg = speed.judge_runs(speed.projection_errors(result.arrays["P_student"], E), 1e-5)
+    assert ok, msg
+
+
+def test_timing_child_refused_its_turn_is_stopped_untimed(tmp_path, cfg):
+    """When the parent refuses the turn (the stage's correctness failed), the child is stopped without timing and
+    the refusal is the result's problem."""
+    from autograder import sandbox
+    job, limits, inputs, _, _ = _timing_job(tmp_path, cfg)
+    result = sandbox.run_child(job, limits, inputs, timeout=120,
+                               turn=lambda ready: ready(120) and "not run: the correctness checks failed")
+    assert result.problem == "not run: the correctness checks failed" and result.cancelled
+    assert "timings" not in result.facts

@@ -13,6 +13,7 @@ The GPU must be the grader's alone while it times (autograder/gpu/exclusive.py):
 numbers taken while another process used it are neither passed nor failed.
 """
 import concurrent.futures
+import threading
 import time
 
 import numpy as np
@@ -108,16 +109,43 @@ def _child_timeout(g, n, runs, board):
     return g.work_timeout(flops)
 
 
+class Turn:
+    """The GPU handed to one stage's timing child at a time. `prepared` is set once the child is ready to time (or
+    ended, or never started); the engine sets `go` once every other child of the grade has finished and the
+    stages before this one have timed."""
+
+    def __init__(self):
+        self.prepared, self.go = threading.Event(), threading.Event()
+        self.refused = ""   # set with `go` when the grade stops before this stage's turn
+
+    def refuse(self, why):
+        if not self.go.is_set():
+            self.refused = why
+            self.go.set()
+
+
+def start(g, executor):
+    """Start the timing child of StageGrader `g` beside the other checks: it prepares (imports, CUDA context,
+    compiles, allocates; no kernel runs) now and times when the engine gives it its turn (`judge`)."""
+    g.speed_turn = Turn()
+    g.speed_future = executor.submit(_run, g, _plan(g), g.speed_turn)  # secrets drawn here, in the planning thread
+
+
 def judge(g):
-    """Run the timing child of StageGrader `g` (no other child may use the GPU now) and judge its numbers."""
-    from ..gpu import exclusive
+    """The speed check of `g`: give its prepared timing child the GPU and judge its numbers (a child `start` did
+    not start runs here and now; no other child may use the GPU meanwhile)."""
+    if getattr(g, "speed_future", None) is None:
+        return _run(g, _plan(g), None)
+    g.speed_turn.go.set()
+    return g.speed_future.result()
+
+
+def _plan(g):
+    """(check, job, inputs, expected jobs, board) of one speed check, from the grade's secret generator."""
     cfg = g.cfg["speed"]
     rule = g.cfg["stages"][g.stage.name]["speed"]
     n = cfg["n"]
     check = g.check("speed", f"speed: at least {rule['min_speedup']}x {rule['reference']} at N={n}")
-    gate = g.gate_reason("speed")
-    if gate:
-        return check.verdict(False, gate)
     seeds, X = draw_secrets(g.rng, n, cfg["repeats"])
     inputs = {"X": X}
     board = None
@@ -130,14 +158,48 @@ def judge(g):
         inputs["X_board"] = X_board
         expected_jobs["board"] = (lb_n, board_seeds, X_board)
     job = g.job("speed", "gpu", n=n, warmup=cfg["warmup"], seeds=seeds, reference=rule["reference"],
-                leaderboard=board)
+                leaderboard=board, projection_columns=X.shape[1])
+    return check, job, inputs, expected_jobs, board
+
+
+def _run(g, plan, turn):
+    """Run the timing child (prepared beside the other checks when `turn` is given) and judge its numbers."""
+    from ..gpu import exclusive
+    cfg = g.cfg["speed"]
+    check, job, inputs, expected_jobs, board = plan
+    if turn is None:  # run here and now: the gate is known already
+        gate = g.gate_reason("speed")
+        if gate:
+            return check.verdict(False, gate)
+    prepare_s = g.cfg["limits"]["gpu_start_s"]
+    watch = {}
+
+    def on_turn(attempt):
+        def wait(ready):
+            ok = ready(prepare_s)
+            if turn is not None and attempt == 1:
+                turn.prepared.set()
+                turn.go.wait()
+                if turn.refused:
+                    return turn.refused
+            gate = g.gate_reason("speed")
+            if gate:
+                return gate
+            if not ok:
+                return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
+                        "the kernel for the speed size, does not finish")
+            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"]).start()
+            return ""
+        return wait
+
     expected = _Expected(expected_jobs)
     try:
         for attempt in (1, 2):
-            watch = exclusive.Watch(interval=cfg["exclusive_poll_s"]).start()
-            result = g.run(job, inputs, timeout=_child_timeout(g, n, cfg["warmup"] + cfg["repeats"], board),
-                           what="the speed check")
-            g.gpu = watch.stop()
+            result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
+                           what="the speed check", turn=on_turn(attempt))
+            if attempt not in watch:  # refused its turn: not run, or not prepared in time
+                return check.verdict(False, result.problem)
+            g.gpu = watch[attempt].stop()
             g.gpu["attempts"] = attempt
             if not g.gpu["shared"] or attempt == 2:
                 break
@@ -151,9 +213,11 @@ def judge(g):
         problem = child_problem(result)
         if problem:
             return check.verdict(False, problem)
-        return _judge_facts(g, check, rule, result, expected, board)
+        return _judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board)
     finally:
         expected.close()
+        if turn is not None:
+            turn.prepared.set()
 
 
 def _judge_facts(g, check, rule, result, expected, board):

@@ -77,8 +77,13 @@ def task_run(job, module, inputs):
     """Run the launcher on each input pair; return every C and what happened."""
     import numpy as np
     from numba import cuda
+    import time
     from autograder.child import launches as L
     facts, arrays = {"shapes": []}, {}
+    began = time.perf_counter()
+    if job["device"] == "gpu":
+        cuda.current_context()
+    facts["cuda_init_s"] = time.perf_counter() - began
     for i in range(job["count"]):
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
         M, N = A_host.shape[0], B_host.shape[1]
@@ -91,12 +96,14 @@ def task_run(job, module, inputs):
             recorded = L.record_launches(module, job["launcher"], A, B, C)
             L.validate(recorded, job["kernel"], A, B, C)
             buf.copy_to_device(np.full(M * N + guard, np.nan, np.float32))
+            began = time.perf_counter()
             if job.get("instrument"):
                 from autograder.sim.instrument import run_instrumented
                 shape_facts["instruments"] = run_instrumented(recorded, A, B, C, job)
             else:
                 L.replay(recorded)
             cuda.synchronize()
+            shape_facts["replay_s"] = time.perf_counter() - began
         except L.LaunchError as exc:
             shape_facts["error"] = {"kind": "launch", "message": str(exc)}
             break

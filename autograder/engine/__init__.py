@@ -33,29 +33,48 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     sources = collect(submission, stage)
     rng = np.random.default_rng(seed)
     jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1
-    with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool:
+    with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool, \
+            ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
         graders = []
         for src in sources:
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
             graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module)))
-        planned = [(g, g.tasks(pool)) for g in graders]
-        if device == "gpu":  # speed is timed while judging: let every other child finish first
-            for _, futures in planned:
-                for f in futures.values():
-                    (f[0] if isinstance(f, tuple) else f).exception()
-        for g, futures in planned:
-            report.stages.append(g.stage.name)
-            checks = g.judge(futures)
-            report.checks.extend(checks)
-            if getattr(g, "gpu", None):
-                report.gpu[g.stage.name] = g.gpu
-            if getattr(g, "speed", None):
-                report.speed[g.stage.name] = g.speed
-            board = getattr(g, "leaderboard", None)
-            if board:
-                report.leaderboard.append(board)
-            if progress:
-                progress(g.stage, checks)
+        # The stages whose GPU tools wait for their correctness children start first: they end last.
+        futures_of = {id(g): g.tasks(pool, waiting) for g in sorted(graders, key=lambda g: -g.tool_count())}
+        planned = [(g, futures_of[id(g)]) for g in graders]
+        try:
+            if device == "gpu":
+                # Speed is timed while judging, one stage at a time: every other child must have finished, and
+                # every timing child prepared (none may compile or load while another times).
+                for _, futures in planned:
+                    for f in futures.values():
+                        (f[0] if isinstance(f, tuple) else f).exception()
+                for g in graders:
+                    if getattr(g, "speed_turn", None):
+                        g.speed_turn.prepared.wait()
+            _judge_all(planned, report, progress)
+        finally:
+            for g in graders:
+                if getattr(g, "speed_turn", None):
+                    g.speed_turn.refuse("not run: the grade stopped before this stage's speed check")
     report.seconds = time.perf_counter() - started
-    report.timing = time_breakdown([c for g in graders for c in g.children], report.seconds)
+    report.children = [c for g in graders for c in g.children]
+    report.timing = time_breakdown(report.children, report.seconds)
     return report
+
+
+def _judge_all(planned, report, progress):
+    """Judge every stage in report order (speed checks time now, one after another)."""
+    for g, futures in planned:
+        report.stages.append(g.stage.name)
+        checks = g.judge(futures)
+        report.checks.extend(checks)
+        if getattr(g, "gpu", None):
+            report.gpu[g.stage.name] = g.gpu
+        if getattr(g, "speed", None):
+            report.speed[g.stage.name] = g.speed
+        board = getattr(g, "leaderboard", None)
+        if board:
+            report.leaderboard.append(board)
+        if progress:
+            progress(g.stage, checks)

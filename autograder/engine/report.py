@@ -41,6 +41,7 @@ class Report:
     seconds: float = 0.0
     sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
     timing: dict = field(default_factory=dict)   # seconds by kind (time_breakdown)
+    children: list = field(default_factory=list, repr=False)   # every child: stage, check, start, wall, phases
     gpu: dict = field(default_factory=dict)     # per stage: the GPU's state around the speed check, who shared it
     speed: dict = field(default_factory=dict)   # per stage: the speed check's numbers
 

@@ -87,7 +87,7 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments; the GPU tools and speed are gated in gate_reason) is not run, and every other child still
         running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
@@ -95,11 +95,14 @@ class StageGrader:
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if self.timed_out and later:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
+        began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]))
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
-                              "work_s": task})
+                              "work_s": task, "stage": self.stage.name, "what": what, "began": began,
+                              "profile": {k: result.facts[k] for k in ("phases", "cuda_init_s", "clock_s")
+                                          if k in result.facts}})
         with self._timeout_lock:
             if result.timed_out and not self.timed_out:
                 self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
@@ -137,14 +140,21 @@ class StageGrader:
         return inputs
 
     # -- planning ---------------------------------------------------------
+    def tool_count(self):
+        """How many GPU tools (racecheck, ncu) this stage runs after its correctness children."""
+        return sum(key in self.points for key in ("races", "bank_conflicts")) if self.device == "gpu" else 0
+
     def shape_groups(self):
         tile = self.tile or 16
         if self.device == "gpu":
             return self.stage.gpu_shape_groups(tile)
         return self.stage.sim_shape_groups(tile)
 
-    def tasks(self, pool):
-        """Start every child this stage needs; return {name: future}."""
+    def tasks(self, pool, waiting=None):
+        """Start every child this stage needs; return {name: future}. `pool` runs the children that start at once;
+        `waiting` (default `pool`) those that first wait for others: the GPU tools wait for the correctness
+        children, and the timing child, once prepared, for the GPU to be the grader's alone (checks/speed.py)."""
+        waiting = waiting or pool
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
         self.shortcut, self.findings = shortcuts.judge(self)
         if self.stubs or self.findings:  # nothing to learn from running it: no children
@@ -169,7 +179,9 @@ class StageGrader:
         self.futures = futures
         if self.device == "gpu":
             from ..gpu.tools import tool_tasks
-            futures.update(tool_tasks(self, pool))
+            futures.update(tool_tasks(self, waiting))
+            if "speed" in self.points:
+                speed.start(self, waiting)
         return futures
 
     def gate_reason(self, key):

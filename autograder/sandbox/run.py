@@ -2,6 +2,7 @@
 import json
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -37,11 +38,16 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
-    is_set() method, polled four times a second) once it is set."""
+    is_set() method, polled four times a second) once it is set.
+
+    `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
+    child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
+    be prepared (or to have ended) and says whether it was; turn returns "" to let the child go on (it then
+    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -62,24 +68,45 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
         os.makedirs(box.path("tmp"), exist_ok=True)
         grader_root = BOX_GRADER if name != "none" else GRADER_ROOT
         child = os.path.join(grader_root, "autograder", "child", "entry.py")
-        payload = json.dumps({**job, **inside, "nonce": nonce, "grader_root": grader_root}).encode()
+        ready_r, ready_w = os.pipe() if turn is not None else (None, None)
+        extra = {"ready_fd": ready_w} if turn is not None else {}
+        payload = json.dumps({**job, **inside, **extra, "nonce": nonce, "grader_root": grader_root}).encode()
         cmd = box.command([sys.executable, "-I", child, scratch])
         nproc = _limit(limits, "processes") if (box.uid is not None or not is_root()) else 0
         log_path = box.path("output.log")
+        refused = ""
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(limited(cmd, limits, nproc), stdin=subprocess.PIPE, stdout=log,
-                                    stderr=subprocess.STDOUT, cwd=box.path("tmp"),
-                                    env=child_env(job["device"], scratch), start_new_session=True)
             try:
-                proc.stdin.write(payload)
-                proc.stdin.close()
+                proc = subprocess.Popen(limited(cmd, limits, nproc), stdin=subprocess.PIPE, stdout=log,
+                                        stderr=subprocess.STDOUT, cwd=box.path("tmp"),
+                                        env=child_env(job["device"], scratch), start_new_session=True,
+                                        pass_fds=(ready_w,) if turn is not None else ())
+            finally:
+                if ready_w is not None:
+                    os.close(ready_w)
+            try:
+                proc.stdin.write(payload + b"\n")
+                if turn is None:
+                    proc.stdin.close()
+                else:
+                    proc.stdin.flush()
+                    refused = turn(lambda seconds: _ready(ready_r, proc, seconds))
+                    if not refused:
+                        proc.stdin.write(b"go\n")
+                        proc.stdin.close()
             except BrokenPipeError:
                 pass
-            timed_out, cancelled = _wait(proc, timeout, cancel)
+            finally:
+                if ready_r is not None:
+                    os.close(ready_r)
+            timed_out, cancelled = (False, False) if refused else _wait(proc, timeout, cancel)
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
                              sandbox=name, uid=box.uid)
+        if refused:
+            result.cancelled, result.problem = True, refused
+            return result
         if cancelled:
             result.cancelled = True
             result.problem = ("not gradable: stopped because another check of this stage did not finish in time and "
@@ -102,6 +129,17 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None):
                            seconds=time.perf_counter() - started)
     finally:
         box.__exit__(None, None, None)
+
+
+def _ready(pipe, proc, seconds):
+    """True once the child wrote to (or closed) its ready pipe, or ended; False after `seconds` without."""
+    deadline = time.monotonic() + seconds
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        if select.select([pipe], [], [], min(remaining, 0.25))[0] or proc.poll() is not None:
+            return True
 
 
 def _wait(proc, timeout, cancel):

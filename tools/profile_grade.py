@@ -1,0 +1,107 @@
+"""Where the seconds of one GPU grade go: the children's timeline and the start-up costs beneath them.
+
+    python -m tools.profile_grade [SUBMISSION] [--runs 2] [--no-probes]
+
+Prints, for each grade, every child in the order it started (stage, check, start and end
+seconds from the grade's start, the child's own phases: grader imports, the student
+module with numba, CUDA context, task) and then what a bare interpreter, numpy, numba,
+a CUDA context, CuPy, the sandbox and nvidia-smi cost on this machine. Used to decide
+what to cut from a grade's start-up (BENCHMARKS.md).
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from autograder import config, engine
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PROBES = [("python -I (nothing)", "pass"),
+          ("import numpy", "import numpy"),
+          ("import numba", "import numba"),
+          ("from numba import cuda", "from numba import cuda"),
+          ("cuda context", "from numba import cuda; cuda.current_context()"),
+          ("context + compile a tiled kernel", "import sys; sys.path.insert(0, %r); from numba import cuda; "
+           "from autograder.child.references import naive_coalesced, fill_uniform; import numpy as np; "
+           "a = cuda.device_array((64, 64), np.float32); naive_coalesced(a, a, a); cuda.synchronize()" % ROOT),
+          ("import cupy + matmul", "import cupy; a = cupy.ones((64, 64), cupy.float32); (a @ a).sum().get()")]
+
+
+def timeline(report):
+    children = sorted(report.children, key=lambda c: c["began"])
+    origin = min(c["began"] for c in children) if children else 0.0
+    lines = ["| stage | child | start s | end s | wall s | imports | module | CUDA ctx | task | inside the task |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in children:
+        prof = c.get("profile", {})
+        ph = prof.get("phases", {})
+        inner = ", ".join(f"{k} {v:.2f}" for k, v in prof.get("clock_s", {}).items())
+        fmt = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+        lines.append(f"| {c['stage']} | {c['what']} | {c['began'] - origin:.1f} | {c['began'] - origin + c['wall_s']:.1f}"
+                     f" | {c['wall_s']:.2f} | {fmt(ph.get('imports_s'))} | {fmt(ph.get('module_s'))} | "
+                     f"{fmt(prof.get('cuda_init_s'))} | {fmt(ph.get('task_s'))} | {inner} |")
+    return "\n".join(lines)
+
+
+def probe(code, env, runs=3):
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        p = subprocess.run([sys.executable, "-I", "-c", code], env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+        if p.returncode:
+            return f"failed: {p.stderr.strip().splitlines()[-1][:120] if p.stderr.strip() else p.returncode}"
+    return f"{statistics.median(times):.2f} s"
+
+
+def startup_costs():
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"}
+    env.update({k: v for k, v in os.environ.items() if k.startswith(("CUDA_", "NVIDIA_", "LD_LIBRARY_PATH"))})
+    lines = ["| what | seconds (median of 3, fresh interpreter) |", "|---|---|"]
+    for label, code in PROBES:
+        lines.append(f"| {label} | {probe(code, env)} |")
+    import numpy
+    cached = os.path.isdir(os.path.join(os.path.dirname(numpy.__file__), "__pycache__"))
+    lines.append(f"| numpy has compiled bytecode (__pycache__) | {cached} |")
+    bwrap = shutil.which("bwrap")
+    if bwrap:
+        started = time.perf_counter()
+        for _ in range(3):
+            subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
+        lines.append(f"| bwrap start (true) | {(time.perf_counter() - started) / 3:.3f} s |")
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        started = time.perf_counter()
+        for _ in range(3):
+            subprocess.run([smi, "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader"],
+                           capture_output=True)
+        lines.append(f"| nvidia-smi --query-compute-apps | {(time.perf_counter() - started) / 3:.3f} s |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("submission", nargs="?", default=os.path.join(ROOT, "solutions"))
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--device", default="gpu")
+    p.add_argument("--no-probes", action="store_true", help="leave out the start-up costs")
+    args = p.parse_args(argv)
+    cfg = config.load()
+    out = []
+    for r in range(args.runs):
+        report = engine.grade(args.submission, device=args.device, seed=500 + r, cfg=cfg)
+        out.append(f"### Grade {r + 1}: {report.score:g}/{report.max_score:g} in {report.seconds:.1f} s\n\n"
+                   f"breakdown: {report.timing}\n\n" + timeline(report))
+        print(out[-1], flush=True)
+    if not args.no_probes:
+        out.append("### Start-up costs\n\n" + startup_costs())
+        print(out[-1], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
