@@ -1,7 +1,7 @@
 """`make gpu-check`: the whole GPU verification in one scripted run.
 
 Default parts (pick others with --part; each section is written as soon as it ends):
-hang (a never-ending stage 2 kernel graded in at most 60 s), contention (stages 2
+profile (one grade of solutions/ with every child on a timeline), hang (a never-ending stage 2 kernel graded in at most 60 s), contention (stages 2
 and 5 graded while another process loads the same GPU: speed "not gradable:
 shared"), exploits (tests/test_speed_exploits.py: every timing exploit loses its
 speed points or leaderboard entry) and regrade (10 full grades of solutions/:
@@ -40,8 +40,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
 GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
-DEFAULT_PARTS = ["hang", "contention", "exploits", "regrade"]
-ALL_PARTS = ["hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed", "agreement"]
+DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
+ALL_PARTS = ["profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
+             "agreement"]
 LOAD_SCRIPT = """
 import sys, time
 end = time.time() + float(sys.argv[1])
@@ -249,6 +250,14 @@ def _pytest(args, title):
             "```\n" + "\n".join(keep[-80:]) + "\n```\n")
 
 
+def part_profile(cfg):
+    """One five-stage grade of solutions/, every child on a timeline (tools/profile_grade.py)."""
+    from . import profile_grade
+    report = engine.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=500, cfg=cfg)
+    return (f"### Where one grade's seconds go\n\n{report.score:g}/{report.max_score:g} in {report.seconds:.1f} s; "
+            f"breakdown {json.dumps(report.timing)}\n\n" + profile_grade.timeline(report) + "\n")
+
+
 def part_exploits():
     """Every known-bad timing exploit loses its speed points or its leaderboard entry (tests/test_speed_exploits.py)."""
     return _pytest(["tests/test_speed_exploits.py", "-k", "not never_ending"], "Timing exploits")
@@ -377,6 +386,8 @@ def main(argv=None):
             sections.append(part_exploits())
         elif part == "regrade":
             sections.append(part_regrade(cfg, args.regrades))
+        elif part == "profile":
+            sections.append(part_profile(cfg))
         elif part == "tests":
             sections.append(part_tests())
         elif part == "ladder":

@@ -176,6 +176,7 @@ def _run(g, plan, turn):
 
     def on_turn(attempt):
         def wait(ready):
+            nonlocal expected
             ok = ready(prepare_s)
             if turn is not None and attempt == 1:
                 turn.prepared.set()
@@ -188,11 +189,13 @@ def _run(g, plan, turn):
             if not ok:
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
+            if expected is None:  # the parent's share of the work, done while the child times
+                expected = _Expected(expected_jobs)
             watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"]).start()
             return ""
         return wait
 
-    expected = _Expected(expected_jobs)
+    expected = None
     try:
         for attempt in (1, 2):
             result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
@@ -215,7 +218,8 @@ def _run(g, plan, turn):
             return check.verdict(False, problem)
         return _judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board)
     finally:
-        expected.close()
+        if expected is not None:
+            expected.close()
         if turn is not None:
             turn.prepared.set()
 
