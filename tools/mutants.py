@@ -89,6 +89,9 @@ KNOWN_BAD = {
                                             "            C[row + 1000000, col] = acc\n"),), "correct", "outside an array"),
     "launcher skips the kernel": KnownBad("naive", ((NAIVE_LAUNCH, "    pass"),), "correct",
                                           "never launched matmul_naive_kernel"),
+    "launch on a stream of its own": KnownBad(
+        "naive", ((NAIVE_LAUNCH, "    stream = cuda.stream()\n    matmul_naive_kernel[blocks, (BLOCK, BLOCK), stream](A, B, C)"),),
+        "correct", "launched on a stream of its own"),
     "exits at import": KnownBad("naive", (("BLOCK = 16\n", "BLOCK = 16\nraise SystemExit(0)\n"),), "correct",
                                 "exited (status 0)"),
     "kernel never ends": KnownBad("naive", (("        C[row, col] = acc\n",

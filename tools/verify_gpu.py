@@ -41,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
 DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
-ALL_PARTS = ["profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
+ALL_PARTS = ["interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
              "agreement"]
 LOAD_SCRIPT = """
 import sys, time
@@ -250,6 +250,55 @@ def _pytest(args, title):
             "```\n" + "\n".join(keep[-80:]) + "\n```\n")
 
 
+IDLE_CONTEXT = """
+import sys, time
+import numpy as np
+from numba import cuda
+sys.path.insert(0, sys.argv[2])
+cuda.current_context()
+if sys.argv[3] == "compiled":  # as a prepared timing child: kernels loaded, 256 MB allocated, then idle
+    from autograder.child.references import transposed_unpadded_kernel, naive_coalesced_kernel
+    from autograder.child.timing import compile_for
+    a = cuda.device_array((64, 64), np.float32)
+    compile_for(transposed_unpadded_kernel, a, a, a)
+    compile_for(naive_coalesced_kernel, a, a, a)
+    keep = cuda.device_array(64 * 1024 * 1024, np.float32)
+print("ready", flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def part_interference(cfg, runs=3):
+    """Do idle CUDA contexts of the grader's other children, or a host whose every core is busy (another worker
+    grading), change a timing? The stage 2 solution's speed check under each condition."""
+    stage = stages.find("tiled")
+    path = os.path.join(ROOT, "solutions", stage.filename)
+    lines = ["### What may run beside the timing child", "", "| condition | speedups | student ms | reference ms |",
+             "|---|---|---|---|"]
+    for label, extra in (("alone", None), ("4 idle contexts", "bare"), ("4 idle contexts, kernels loaded", "compiled"),
+                         ("every core busy (one spinning process per core)", "spin"), ("alone again", None)):
+        procs = []
+        if extra == "spin":
+            procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+        elif extra:
+            for _ in range(4):
+                procs.append(subprocess.Popen([sys.executable, "-c", IDLE_CONTEXT, "300", ROOT, extra],
+                                              stdout=subprocess.PIPE, text=True))
+            for p in procs:
+                p.stdout.readline()
+        try:
+            facts = [_speed_once(path, stage, cfg, 40 + r)[1] or {} for r in range(runs)]
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+        lines.append(f"| {label} | " + ", ".join(f"{f.get('speedup', float('nan')):.2f}x" for f in facts) + " | "
+                     + ", ".join(f"{f.get('student_ms', float('nan')):.2f}" for f in facts) + " | "
+                     + ", ".join(f"{f.get('reference_ms', float('nan')):.2f}" for f in facts) + " |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n"
+
+
 def part_profile(cfg):
     """One five-stage grade of solutions/, every child on a timeline (tools/profile_grade.py)."""
     from . import profile_grade
@@ -388,6 +437,8 @@ def main(argv=None):
             sections.append(part_regrade(cfg, args.regrades))
         elif part == "profile":
             sections.append(part_profile(cfg))
+        elif part == "interference":
+            sections.append(part_interference(cfg))
         elif part == "tests":
             sections.append(part_tests())
         elif part == "ladder":

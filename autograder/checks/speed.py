@@ -86,14 +86,18 @@ def judge_runs(errors, tol, past_end=(), what="run"):
 
 
 class _Expected:
-    """The expected projections of the timed runs, computed by a few threads while the child runs (NumPy releases
-    the GIL in the fills and products)."""
-    THREADS = 4
+    """The expected projections of the timed runs, computed by a few threads while the timing child prepares
+    (NumPy releases the GIL in the fills and products). They must be done before it times: NumPy's threaded BLAS
+    on every core delayed the child's launches and synchronisations and read as kernels 2.7x slower (H100)."""
+    THREADS = 2
 
     def __init__(self, jobs):
         self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS)
         self._futures = {k: [self._pool.submit(expected_projection, n, a, b, X) for a, b in seeds]
                          for k, (n, seeds, X) in jobs.items()}
+
+    def wait(self):
+        concurrent.futures.wait([f for fs in self._futures.values() for f in fs])
 
     def get(self, key):
         return np.stack([f.result() for f in self._futures[key]])
@@ -176,7 +180,6 @@ def _run(g, plan, turn):
 
     def on_turn(attempt):
         def wait(ready):
-            nonlocal expected
             ok = ready(prepare_s)
             if turn is not None and attempt == 1:
                 turn.prepared.set()
@@ -189,13 +192,12 @@ def _run(g, plan, turn):
             if not ok:
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
-            if expected is None:  # the parent's share of the work, done while the child times
-                expected = _Expected(expected_jobs)
+            expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
             watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"]).start()
             return ""
         return wait
 
-    expected = None
+    expected = _Expected(expected_jobs)  # computed while the child prepares and waits
     try:
         for attempt in (1, 2):
             result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
@@ -218,8 +220,7 @@ def _run(g, plan, turn):
             return check.verdict(False, problem)
         return _judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board)
     finally:
-        if expected is not None:
-            expected.close()
+        expected.close()
         if turn is not None:
             turn.prepared.set()
 

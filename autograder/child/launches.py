@@ -57,7 +57,12 @@ def validate(launches, kernel_name, A, B, C):
             f"the launcher never launched {kernel_name}; call it as {kernel_name}[blocks, threads](A, B, C)"
             " by its module-level name")
     allowed = (A, B, C)
-    for name, _, _, args in launches:
+    for name, _, config, args in launches:
+        stream = config[2] if isinstance(config, tuple) and len(config) > 2 else None
+        if not (stream is None or (isinstance(stream, numbers.Integral) and stream == 0)):
+            raise LaunchError(
+                f"{name} was launched on a stream of its own ({type(stream).__name__}); launch on the default "
+                f"stream, as {name}[blocks, threads](A, B, C): the grader times and synchronises that stream")
         for pos, arg in enumerate(args):
             if isinstance(arg, numbers.Number) or any(arg is x for x in allowed):
                 continue

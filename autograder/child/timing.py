@@ -55,8 +55,10 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
     values written past the end of C.
 
     CUDA events around each run, warm-up, interleaved order, fresh inputs from the run's seeds, C re-poisoned and
-    persisting L2 lines reset before an L2 flush ahead of every timed run. The whole device is synchronised
-    before the end event is recorded, so work a kernel left running on another stream counts in its time."""
+    persisting L2 lines reset before an L2 flush ahead of every timed run. Every launch is on the default stream
+    (launches.validate), so the end event, recorded right after the launches, follows all their work; recording
+    it only after a host-side synchronisation would add the host's delays to the time (on a busy machine they
+    read as kernels 2.7x slower)."""
     from autograder.child.references import fill_uniform, flush_l2, poison, project, reset_persisting_l2
     fill_uniform(ops.A, seeds[0][0])  # warm up on real numbers, not on uninitialised memory
     fill_uniform(ops.B, seeds[0][1])
@@ -81,9 +83,9 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
             flush_l2(flush, float(r))
             start.record()
             contenders[name]()
-            cuda.synchronize()
-            end.record()
+            end.record()  # at once: a late host (a busy machine) must not stretch the time
             end.synchronize()
+            cuda.synchronize()
             times[name].append(start.elapsed_time(end))
             projections[name][r] = project(ops, X)
             tail = ops.Cbuf[ops.rows:].copy_to_host()
