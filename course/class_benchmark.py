@@ -1,6 +1,7 @@
 """Grade a generated class on 1, 2, ... GPUs and report the scaling (``python -m course.class_benchmark``).
 
     python -m course.class_benchmark OUT_DIR [--gpus 1,2] [--students 20] [--device auto|gpu|sim]
+    python -m course.class_benchmark OUT_DIR --merge ONE/benchmark.json TWO/benchmark.json
 
 It writes ``OUT_DIR/class/``: a course folder of generated submissions, each made of the
 five solutions with text mutations (tools/mutants.py) in the style of KINDS: correct,
@@ -108,7 +109,21 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1, help="input seed of every grading (default: %(default)s)")
     p.add_argument("--check-timeout", type=int, default=60, help="per-check limit in s (default: %(default)s)")
     p.add_argument("--kinds", default=",".join(KINDS), help="kinds of submission, in turn (default: all)")
+    p.add_argument("--merge", nargs="+", metavar="BENCHMARK_JSON",
+                   help="compare the runs of earlier benchmark.json files (graded one GPU count each) instead")
     args = p.parse_args(argv)
+    if args.merge:
+        reports = []
+        for path in args.merge:
+            with open(path, encoding="utf-8") as f:
+                reports.append(json.load(f))
+        first = reports[0]
+        if any(r["kinds"] != first["kinds"] or r["seed"] != first["seed"] for r in reports):
+            p.error("--merge: the files grade different classes or seeds")
+        os.makedirs(args.out, exist_ok=True)
+        runs = sorted((run for r in reports for run in r["runs"]), key=lambda run: run["count"])
+        return summarize(os.path.abspath(args.out), runs, first["kinds"], first["device"], first["seed"],
+                         first["check_timeout_s"])
     try:
         counts = [int(c) for c in args.gpus.split(",")]
         assert counts and all(c > 0 for c in counts)
@@ -153,6 +168,11 @@ def main(argv=None):
                      "students": per_student})
         print(f"{n} {'GPUs' if device == 'gpu' else 'workers'}: {wall:.1f} s for {len(roster)} submissions "
               f"({wall / len(roster):.1f} s each)", flush=True)
+    return summarize(out, runs, roster, device, args.seed, args.check_timeout)
+
+
+def summarize(out, runs, roster, device, seed, check_timeout):
+    """Scaling and verdict comparison of the runs; writes OUT/benchmark.json and prints the table."""
     base = runs[0]
     efficiency = {str(r["count"]): round(base["wall_s"] * base["count"] / (r["count"] * r["wall_s"]), 3)
                   for r in runs}
@@ -164,8 +184,8 @@ def main(argv=None):
             if a != b:
                 mismatches.append({"student": student, "counts": [base["count"], r["count"]],
                                    "first": a, "second": b})
-    report = {"device": device, "students": len(roster), "kinds": roster, "seed": args.seed,
-              "check_timeout_s": args.check_timeout, "runs": runs, "efficiency": efficiency,
+    report = {"device": device, "students": len(roster), "kinds": roster, "seed": seed,
+              "check_timeout_s": check_timeout, "runs": runs, "efficiency": efficiency,
               "verdicts_identical": not mismatches, "mismatches": mismatches,
               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     with open(os.path.join(out, "benchmark.json"), "w", encoding="utf-8") as f:

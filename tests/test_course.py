@@ -334,3 +334,27 @@ def test_slurm_without_slurm_commands_says_so(tmp_path, monkeypatch, capsys):
     (tmp_path / "autograder.toml").write_text("[slurm]\nbatch = 0\n")
     assert grade_class.main([course, "--slurm", "--device", "sim"]) == 2
     assert "[slurm] batch must be 1 or more" in capsys.readouterr().err
+
+
+def test_class_benchmark_merges_runs_graded_apart(tmp_path):
+    """One GPU count per run (a run may not fit one session's command limit): --merge compares them as one."""
+    import json
+    from course import class_benchmark
+
+    def run(count, wall, score):
+        return {"count": count, "wall_s": wall, "median_per_submission": {"total_s": 1.0},
+                "students": {"s001": {"score": score, "checks": [["speed", "passed", score]], "execution_time": 1,
+                                      "timing": {}, "worker": {}}}}
+    paths = []
+    for count, wall, score in ((1, 100.0, 5), (2, 52.0, 5)):
+        path = tmp_path / f"b{count}.json"
+        path.write_text(json.dumps({"device": "gpu", "students": 1, "kinds": {"s001": "correct"}, "seed": 1,
+                                    "check_timeout_s": 60, "runs": [run(count, wall, score)]}))
+        paths.append(str(path))
+    assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 0
+    merged = json.loads((tmp_path / "m" / "benchmark.json").read_text())
+    assert merged["efficiency"] == {"1": 1.0, "2": round(100 / 104, 3)} and merged["verdicts_identical"]
+    bad = json.loads(open(paths[1]).read())
+    bad["runs"][0]["students"]["s001"]["score"] = 3
+    (tmp_path / "b2.json").write_text(json.dumps(bad))
+    assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 3, "a changed verdict is reported"

@@ -129,8 +129,9 @@ class Turn:
 
 
 def start(g, executor):
-    """Start the timing child of StageGrader `g` beside the other checks: it prepares (imports, CUDA context,
-    compiles, allocates; no kernel runs) now and times when the engine gives it its turn (`judge`)."""
+    """Start the timing child of StageGrader `g` once its stage's correctness children passed, beside the other
+    checks: it prepares (imports, CUDA context, compiles, allocates; no kernel runs) and times when the engine
+    gives it its turn (`judge`)."""
     g.speed_turn = Turn()
     g.speed_future = executor.submit(_run, g, _plan(g), g.speed_turn)  # secrets drawn here, in the planning thread
 
@@ -171,10 +172,11 @@ def _run(g, plan, turn):
     from ..gpu import exclusive
     cfg = g.cfg["speed"]
     check, job, inputs, expected_jobs, board = plan
-    if turn is None:  # run here and now: the gate is known already
-        gate = g.gate_reason("speed")
-        if gate:
-            return check.verdict(False, gate)
+    gate = g.gate_reason("speed")  # waits for the stage's correctness children: a wrong kernel is never timed
+    if gate:
+        if turn is not None:
+            turn.prepared.set()
+        return check.verdict(False, gate)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
     watch = {}
 
