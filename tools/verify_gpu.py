@@ -1,12 +1,14 @@
 """`make gpu-check`: the whole GPU verification in one scripted run.
 
 Default parts (pick others with --part; each section is written as soon as it ends):
-profile (one grade of solutions/ with every child on a timeline), hang (a never-ending stage 2 kernel graded in at most 60 s), contention (stages 2
-and 5 graded while another process loads the same GPU: speed "not gradable:
-shared"), exploits (tests/test_speed_exploits.py: every timing exploit loses its
-speed points or leaderboard entry) and regrade (10 full grades of solutions/:
+profile (one grade of solutions/ with every child on a timeline), hang (a
+never-ending stage 2 kernel graded in at most 60 s), contention (stages 2 and 5
+graded while another process loads the same GPU: speed "not gradable: shared"),
+exploits (tests/test_speed_exploits.py: every timing exploit loses its speed
+points or leaderboard entry) and regrade (10 full grades of solutions/:
 scores, wall time, speedup and its CV per stage, clocks, leaderboard status).
-Other parts: the GPU-tier test suite
+Other parts: interference (the stage 2 speed check alone, beside idle CUDA
+contexts, on a host whose every core is busy), the GPU-tier test suite
 (every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
 challenge's optimisation ladder against cuBLAS, verdict stability (the same
 speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and

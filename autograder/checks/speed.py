@@ -87,8 +87,8 @@ def judge_runs(errors, tol, past_end=(), what="run"):
 
 class _Expected:
     """The expected projections of the timed runs, computed by a few threads while the timing child prepares
-    (NumPy releases the GIL in the fills and products). They must be done before it times: NumPy's threaded BLAS
-    on every core delayed the child's launches and synchronisations and read as kernels 2.7x slower (H100)."""
+    (NumPy releases the GIL in the fills and products). They are done before it times: the parent keeps the host
+    quiet while the child times (its end event no longer waits for the host, but its launches still do)."""
     THREADS = 2
 
     def __init__(self, jobs):
