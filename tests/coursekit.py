@@ -15,26 +15,32 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def once_per_session(tmp_path_factory, name, build):
+    """The folder `name` in the session's common temp folder, built by build(folder) once per test session and
+    shared by every xdist worker (a lock file; a marker file says the build finished)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # this session's folder, the same for all its xdist workers
+    folder = shared / name
+    done = shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                if folder.exists():
+                    shutil.rmtree(folder)
+                build(folder)
+                done.write_text("ok")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def released_course(tmp_path_factory):
     """A course folder released by course.release (shared by every xdist worker of the session)."""
     from course.release import release
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # this session's folder, the same for all its xdist workers
-    course = shared / "released-course"
-    done = shared / "released-course.done"
-    with open(shared / "released-course.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not done.exists():
-                if course.exists():
-                    shutil.rmtree(course)
-                release(str(course), quiet=True)
-                done.write_text("ok")
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return course
+    return once_per_session(tmp_path_factory, "released-course", lambda folder: release(str(folder), quiet=True))
 
 
 def copy_course(src, dest):
@@ -52,30 +58,20 @@ def graded_demo_course(tmp_path_factory):
     session (shared by xdist workers like released_course): (course folder, the run's CompletedProcess, seconds).
 
     Tests may read it; a test that changes it must work on a copy."""
-    from course import DEMO_COURSE
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
-    course = shared / "graded-demo-course"
-    record = shared / "graded-demo-course.json"
     import json
-    with open(shared / "graded-demo-course.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not record.exists():
-                if course.exists():
-                    shutil.rmtree(course)
-                copy_course(DEMO_COURSE, str(course))
-                started = time.perf_counter()
-                run = subprocess.run([sys.executable, "-m", "course.grade_class", str(course), "--device", "sim"],
-                                     cwd=ROOT, capture_output=True, text=True, timeout=900)
-                record.write_text(json.dumps({"returncode": run.returncode, "stdout": run.stdout,
-                                              "stderr": run.stderr, "seconds": time.perf_counter() - started}))
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    data = json.loads(record.read_text())
+    from course import DEMO_COURSE
+
+    def grade(folder):
+        copy_course(DEMO_COURSE, str(folder / "course"))
+        started = time.perf_counter()
+        run = subprocess.run([sys.executable, "-m", "course.grade_class", str(folder / "course"), "--device", "sim"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=900)
+        (folder / "run.json").write_text(json.dumps({"returncode": run.returncode, "stdout": run.stdout,
+                                                     "stderr": run.stderr, "seconds": time.perf_counter() - started}))
+    folder = once_per_session(tmp_path_factory, "graded-demo-course", grade)
+    data = json.loads((folder / "run.json").read_text())
     run = subprocess.CompletedProcess([], data["returncode"], data["stdout"], data["stderr"])
-    return str(course), run, data["seconds"]
+    return str(folder / "course"), run, data["seconds"]
 
 
 def execute(path, cwd, timeout=900, with_grader=True):
