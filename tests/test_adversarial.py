@@ -69,7 +69,7 @@ def sim_limits(cfg, **extra):
     return {**limits, "address_space_bytes": limits["sim_address_space_bytes"], **extra}
 
 
-def run_module(tmp_path, cfg, text, backend, timeout=None, **limits):
+def run_module(tmp_path, cfg, text, backend, timeout=None, dirs=(), **limits):
     """Run `text` as a stage-1 module in one sandboxed child (no static scan): (result, A, B)."""
     folder = tmp_path / "module"
     folder.mkdir(exist_ok=True)
@@ -80,7 +80,8 @@ def run_module(tmp_path, cfg, text, backend, timeout=None, **limits):
     B = rng.standard_normal((3, 4)).astype(np.float32)
     job = {"task": "run", "device": "sim", "module": NAIVE.module, "module_path": str(path),
            "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "count": 1}
-    result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend, **limits), {"A0": A, "B0": B}, timeout=timeout)
+    result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend, **limits), {"A0": A, "B0": B}, timeout=timeout,
+                               dirs=dirs)
     assert result.sandbox == backend
     return result, A, B
 
@@ -289,6 +290,23 @@ def test_snooping_finds_nothing(tmp_path, cfg, backend):
     assert_clean(result, held=8)
     assert "another student" not in result.log and "BEGIN SOLUTION" not in result.log
     good_child_after(cfg, backend)
+
+
+def test_the_graders_compiled_kernels_are_read_only(tmp_path, cfg, backend):
+    """The grader's kernel folder (child/kernel_cache.py) is read-only to a child: a submission cannot swap the
+    reference it is timed against. Its stage's own folder is the one it may write."""
+    grader, stage = tmp_path / "grader-kernels", tmp_path / "stage-kernels"
+    grader.mkdir()
+    stage.mkdir()
+    os.chmod(stage, 0o777)
+    (grader / "references-naive_coalesced_kernel-17.py312.nbi").write_bytes(b"compiled by the grader")
+    result, A, B = run_module(tmp_path, cfg, read("tamper_kernel_cache.py"), backend,
+                              dirs=((str(grader), "grader", False), (str(stage), "stage", True)))
+    assert_clean(result, held=2)
+    assert "STAGE WRITABLE" in result.log and correct(result, A, B), result.problem or result.log
+    assert [p.name for p in grader.iterdir()] == ["references-naive_coalesced_kernel-17.py312.nbi"]
+    assert (grader / "references-naive_coalesced_kernel-17.py312.nbi").read_bytes() == b"compiled by the grader"
+    assert (stage / "mine.nbi").read_bytes() == b"own kernels"
 
 
 def test_nothing_is_cached_across_runs(tmp_path, cfg, backend):

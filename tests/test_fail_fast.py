@@ -130,3 +130,31 @@ def test_after_a_timeout_siblings_get_a_grace_and_later_checks_do_not_run(cfg):
     assert cut.is_set()
     late = _Cut(g, 0.2)  # a child that starts after the timeout gets its own grace
     assert not late.is_set()
+
+
+def _run_job(tmp_path, cfg, text, work):
+    """One correctness child of stage 2 at one 16 x 16 tile, through the real sandbox in the simulator."""
+    stage = stages.find("tiled")
+    path = tmp_path / stage.filename
+    path.write_text(text, encoding="utf-8")
+    rng = np.random.default_rng(0)
+    inputs = {"A0": rng.standard_normal((16, 16)).astype(np.float32),
+              "B0": rng.standard_normal((16, 16)).astype(np.float32)}
+    job = {"task": "run", "device": "sim", "module": stage.module, "module_path": str(path),
+           "kernel": stage.kernel, "launcher": stage.launcher, "count": 1}
+    limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
+    started = time.monotonic()
+    return sandbox.run_child(job, limits, inputs, (), 120, None, None, work), time.monotonic() - started
+
+
+def test_a_child_has_only_its_work_time_once_its_kernels_start(tmp_path, cfg):
+    """The child says when its start-up is over; a kernel that never ends is stopped `work` seconds later, not at
+    the end of a limit sized for a slow start (120 s here)."""
+    result, seconds = _run_job(tmp_path, cfg, mutate("tiled", NEVER_ENDS), work=3)
+    assert result.timed_out, result.problem
+    assert "within 3 s of its kernels' launch" in result.problem, result.problem
+    assert seconds < 30, f"stopped after {seconds:.0f} s"
+    # a correct kernel says the same and finishes well within its work time
+    result, _ = _run_job(tmp_path, cfg, solution_text("tiled"), work=3)
+    assert not result.problem and not result.timed_out, result.problem
+    assert "C0" in result.arrays and result.facts["cpu_s"] > 0

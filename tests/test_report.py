@@ -3,8 +3,10 @@ from autograder.engine.report import time_breakdown
 
 
 def test_time_breakdown_splits_children_into_startup_and_work():
-    children = [{"task": "compile", "wall_s": 3.0, "work_s": 1.0}, {"task": "run", "wall_s": 4.0, "work_s": 2.5},
-                {"task": "speed", "wall_s": 6.0, "work_s": 5.0}, {"task": "run", "wall_s": 30.0, "work_s": None}]
+    children = [{"task": "compile", "wall_s": 3.0, "work_s": 1.0, "cpu_s": 2.0},
+                {"task": "run", "wall_s": 4.0, "work_s": 2.5, "cpu_s": 3.25},
+                {"task": "speed", "wall_s": 6.0, "work_s": 5.0, "cpu_s": 4.0},
+                {"task": "run", "wall_s": 30.0, "work_s": None, "cpu_s": None}]  # killed: no facts
     t = time_breakdown(children, 20.0)
     assert t == {"total_s": 20.0, "children": 4, "children_s": 43.0, "startup_s": 4.5, "checks_s": 8.5,
-                 "compile_s": 3.0, "speed_s": 6.0}
+                 "compile_s": 3.0, "speed_s": 6.0, "cpu_s": 9.25}

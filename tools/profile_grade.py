@@ -34,15 +34,17 @@ PROBES = [("python -I (nothing)", "pass"),
 def timeline(report):
     children = sorted(report.children, key=lambda c: c["began"])
     origin = min(c["began"] for c in children) if children else 0.0
-    lines = ["| stage | child | start s | end s | wall s | imports | module | CUDA ctx | task | inside the task |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| stage | child | start s | end s | wall s | CPU s | imports | module | CUDA ctx | task | inside the task |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in children:
         prof = c.get("profile", {})
         ph = prof.get("phases", {})
         inner = ", ".join(f"{k} {v:.2f}" for k, v in prof.get("clock_s", {}).items())
+        if "kernels_loaded" in prof:
+            inner += f"; kernels loaded {prof['kernels_loaded']}, compiled {prof.get('kernels_compiled')}"
         fmt = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "-"
         lines.append(f"| {c['stage']} | {c['what']} | {c['began'] - origin:.1f} | {c['began'] - origin + c['wall_s']:.1f}"
-                     f" | {c['wall_s']:.2f} | {fmt(ph.get('imports_s'))} | {fmt(ph.get('module_s'))} | "
+                     f" | {c['wall_s']:.2f} | {fmt(c.get('cpu_s'))} | {fmt(ph.get('imports_s'))} | {fmt(ph.get('module_s'))} | "
                      f"{fmt(prof.get('cuda_init_s'))} | {fmt(ph.get('task_s'))} | {inner} |")
     return "\n".join(lines)
 

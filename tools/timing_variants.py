@@ -29,8 +29,8 @@ def main():
     recorded = L.record_launches(module, st.launcher, ops.A, ops.B, ops.C)
     flush = cuda.device_array(64 * 1024 * 1024, np.float32)
     if "pre" in variant:
-        timing._prepare_kernels([(k, a) for _, k, _, a in recorded] + [(R.naive_coalesced_kernel, (ops.A, ops.B, ops.C))],
-                                ops, flush)
+        timing._prepare_kernels([(k, a) for _, k, _, a in recorded]
+                                + timing._grader_kernels(ops, flush, [R.naive_coalesced]))
     if "host" in variant:
         def project(o, X):
             out = o.Cbuf.copy_to_host()

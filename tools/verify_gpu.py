@@ -2,7 +2,7 @@
 
 Default parts (pick others with --part; each section is written as soon as it ends):
 profile (one grade of solutions/ with every child on a timeline), hang (a
-never-ending stage 2 kernel graded in at most 60 s), contention (stages 2 and 5
+never-ending stage 2 kernel graded in at most 30 s), contention (stages 2 and 5
 graded while another process loads the same GPU: speed "not gradable: shared"),
 exploits (tests/test_speed_exploits.py: every timing exploit loses its speed
 points or leaderboard entry) and regrade (10 full grades of solutions/:
@@ -260,7 +260,7 @@ sys.path.insert(0, sys.argv[2])
 cuda.current_context()
 if sys.argv[3] == "compiled":  # as a prepared timing child: kernels loaded, 256 MB allocated, then idle
     from autograder.child.references import transposed_unpadded_kernel, naive_coalesced_kernel
-    from autograder.child.timing import compile_for
+    from autograder.child.launches import compile_for
     a = cuda.device_array((64, 64), np.float32)
     compile_for(transposed_unpadded_kernel, a, a, a)
     compile_for(naive_coalesced_kernel, a, a, a)
@@ -315,7 +315,7 @@ def part_exploits():
 
 
 def part_hang():
-    """A never-ending stage 2 kernel is graded in at most 60 s."""
+    """A never-ending stage 2 kernel is graded in at most 30 s."""
     return _pytest(["tests/test_speed_exploits.py", "-k", "never_ending"], "A kernel that never ends")
 
 

@@ -36,6 +36,17 @@ def wait_for_turn(job):
         os._exit(0)
 
 
+def say_started(job):
+    """Tell the parent this child's start-up is over (imports, CUDA context, kernels compiled): from now on it has
+    only the seconds its work needs (sandbox.run_child's `work`). Said again before each later piece of work."""
+    fd = job.get("started_fd")
+    if fd is not None:
+        try:
+            os.write(fd, b"s")
+        except OSError:
+            pass
+
+
 def main():
     begun = time.perf_counter()
     job = json.loads(sys.stdin.readline())
@@ -51,17 +62,26 @@ def main():
     from autograder.child.tasks import describe_error
     inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}
+    module = None
     started = time.perf_counter()
     try:
-        module = load_student_module(job["module_path"], job["module"])
+        if job["task"] == "warm":  # the grader's own kernels only: no student module
+            facts, arrays = timing.task_warm(job)
+        else:
+            module = load_student_module(job["module_path"], job["module"])
+            if job["device"] == "gpu":
+                from autograder.child import kernel_cache
+                from autograder.child.launches import module_kernels
+                stage_dir = job.get("kernel_dirs", {}).get("stage")
+                kernel_cache.attach(module_kernels(module), stage_dir, True)
         loaded = time.perf_counter()
     except Exception as exc:
-        facts["import_error"] = describe_error(exc, job["module_path"])
-    else:
+        facts["import_error"] = describe_error(exc, job.get("module_path"))
+    if module is not None:
         task = {"compile": tasks.task_compile, "run": tasks.task_run, "speed": timing.task_speed}[job["task"]]
         try:
             if job["task"] == "run":
-                facts, arrays = task(job, module, inputs)
+                facts, arrays = task(job, module, inputs, lambda: say_started(job))
             elif job["task"] == "speed":
                 facts, arrays = task(job, module, lambda: wait_for_turn(job))
             else:
@@ -70,6 +90,9 @@ def main():
             facts["task_error"] = describe_error(exc, job["module_path"])
     facts["nonce"] = nonce
     facts["seconds"] = time.perf_counter() - started
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    facts["cpu_s"] = usage.ru_utime + usage.ru_stime  # every thread of this process, for the parent's profile
     # Where the child's own seconds went (the parent's profile): grader imports, the student module (numba's
     # import with it), the task.
     facts["phases"] = {"imports_s": started - begun, "module_s": (loaded if "import_error" not in facts else

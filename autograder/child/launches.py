@@ -34,6 +34,23 @@ class LaunchError(Exception):
     """The launcher broke the contract: wrong kernel, wrong arguments, no launch."""
 
 
+def module_kernels(module):
+    """The CUDA kernels defined at the top level of a module: the ones a launcher may launch."""
+    return [k for k in vars(module).values() if is_cuda_kernel(k)]
+
+
+def compile_for(kernel, *args):
+    """Compile and load `kernel` for these arguments without running it (a no-op in the simulator)."""
+    if hasattr(kernel, "typeof_pyval"):
+        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+
+
+def compile_launches(launches):
+    """Compile every recorded launch's kernel, so that replaying them runs kernels and nothing else."""
+    for _, kernel, _, args in launches:
+        compile_for(kernel, *args)
+
+
 def record_launches(module, launcher_name, A, B, C):
     """Call the launcher with the kernels swapped for recorders; return the launches."""
     kernels = {n: k for n, k in vars(module).items() if is_cuda_kernel(k)}

@@ -15,7 +15,8 @@ def describe_error(exc, student_path):
 
 
 def task_compile(job, module):
-    """Facts about the kernel compiled for the real GPU target (PTX for job['cc'])."""
+    """Facts about the kernel compiled for the real GPU target: on a GPU, the kernel as its driver loads it;
+    without one, PTX for job['cc']."""
     import re
     from numba import cuda, float32
     from autograder.child.launches import is_cuda_kernel
@@ -28,16 +29,20 @@ def task_compile(job, module):
         return facts, {}
     sig = (float32[:, ::1], float32[:, ::1], float32[:, ::1])
     try:
-        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
+        if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU, compiled once (and kept in
+            # the stage's kernel folder under the key every later child of the stage looks up)
+            kernel.compile(sig)
+            ptx = kernel.inspect_asm(sig)
+        else:
+            ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
     except Exception as exc:  # the GPU compiler rejected the kernel
         facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
         return facts, {}
     facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
     facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
-    if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU
+    if job["device"] == "gpu":
         from numba import void
         signature = void(*sig)
-        kernel.compile(signature)
         facts["registers"] = kernel.get_regs_per_thread(signature)
         facts["shared_bytes"] = kernel.get_shared_mem_per_block(signature)
         facts["local_bytes"] = kernel.get_local_mem_per_thread(signature)
@@ -73,8 +78,9 @@ def guarded_input(cuda, np, host):
     return buf, buf[guard: guard + rows * cols].reshape(rows, cols), guard
 
 
-def task_run(job, module, inputs):
-    """Run the launcher on each input pair; return every C and what happened."""
+def task_run(job, module, inputs, started=lambda: None):
+    """Run the launcher on each input pair; return every C and what happened. `started()` is called once a
+    shape's kernels are compiled, right before they run: the parent's limit for the work counts from there."""
     import numpy as np
     from numba import cuda
     import time
@@ -95,7 +101,9 @@ def task_run(job, module, inputs):
         try:
             recorded = L.record_launches(module, job["launcher"], A, B, C)
             L.validate(recorded, job["kernel"], A, B, C)
+            L.compile_launches(recorded)
             buf.copy_to_device(np.full(M * N + guard, np.nan, np.float32))
+            started()
             began = time.perf_counter()
             if job.get("instrument"):
                 from autograder.sim.instrument import run_instrumented

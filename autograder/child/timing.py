@@ -20,11 +20,7 @@ zeroed before any other kernel runs. The parent compares each projection with
 import statistics
 import time
 
-
-def compile_for(kernel, *args):
-    """Compile and load `kernel` for these arguments without running it (a no-op in the simulator)."""
-    if hasattr(kernel, "typeof_pyval"):
-        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+from autograder.child.launches import compile_for
 
 
 class _Operands:
@@ -39,15 +35,38 @@ class _Operands:
         self.rows = n * n
 
 
-def _prepare_kernels(contenders_kernels, ops, flush):
-    """Compile every kernel the timing runs use, so nothing compiles once the parent says go."""
+def _grader_kernels(ops, flush, references):
+    """(kernel, arguments) of every grader kernel the timing runs use."""
     from autograder.child import references as R
-    compile_for(R.fill_uniform_kernel, ops.A, 0)
-    compile_for(R.scrub_kernel, flush, 0.0)
-    compile_for(R.project_kernel, ops.C, ops.X, ops.P)
-    compile_for(R.zero_kernel, ops.X)
-    for kernel, args in contenders_kernels:
+    return ([(R.fill_uniform_kernel, (ops.A, 0)), (R.scrub_kernel, (flush, 0.0)),
+             (R.project_kernel, (ops.C, ops.X, ops.P)), (R.zero_kernel, (ops.X,))]
+            + [(ref.kernel, (ops.A, ops.B, ops.C)) for ref in references])
+
+
+def _prepare_kernels(kernels, folder=None, writable=False):
+    """Compile every kernel the timing runs use, so nothing compiles once the parent says go. The grader's own
+    kernels load from the grader's kernel folder when it has them (kernel_cache). Returns (loaded, compiled)."""
+    from autograder.child import kernel_cache
+    from autograder.child.launches import is_cuda_kernel
+    from autograder.child.references import GRADER_KERNELS
+    kernel_cache.attach([k for k in GRADER_KERNELS if is_cuda_kernel(k)], folder, writable)
+    for kernel, args in kernels:
         compile_for(kernel, *args)
+    return kernel_cache.hits(dict.fromkeys(k for k, _ in kernels))
+
+
+def task_warm(job):
+    """Compile the grader's kernels into the grader's kernel folder (a child that runs no student code; every
+    other child sees that folder read-only)."""
+    import numpy as np
+    from numba import cuda
+    from autograder.child.references import REFERENCES
+    cuda.current_context()
+    ops = _Operands(cuda, np, 64, job.get("projection_columns", 2))
+    flush = cuda.device_array(1024, np.float32)
+    loaded, compiled = _prepare_kernels(_grader_kernels(ops, flush, REFERENCES.values()),
+                                        job["kernel_dirs"]["grader"], True)
+    return {"kernels_loaded": loaded, "kernels_compiled": compiled}, {}
 
 
 def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
@@ -113,12 +132,12 @@ def task_speed(job, module, turn=None):
     reference = REFERENCES[job["reference"]]
     # 256 MB, several times any L2 (a test of this task in the simulator passes a small one)
     flush = cuda.device_array(job.get("flush_floats", 64 * 1024 * 1024), np.float32)
-    kernels = [(kernel, args) for _, kernel, _, args in recorded] + [(reference.kernel, (ops.A, ops.B, ops.C))]
+    kernels = [(kernel, args) for _, kernel, _, args in recorded] + _grader_kernels(ops, flush, [reference])
     board = None
     if job.get("leaderboard"):
         board = _Board(cuda, np, module, job, columns)
         kernels += board.kernels
-    _prepare_kernels(kernels, ops, flush)
+    loaded, compiled = _prepare_kernels(kernels, job.get("kernel_dirs", {}).get("grader"))
     clock.append(("prepared", time.perf_counter()))
     if turn is not None:
         turn()
@@ -129,7 +148,8 @@ def task_speed(job, module, turn=None):
     contenders = {"student": lambda: L.replay(recorded), "reference": lambda: reference(ops.A, ops.B, ops.C)}
     stats, proj, l2 = _time_contenders(cuda, np, contenders, ops, X, job["seeds"], job["warmup"], flush)
     clock.append(("timed", time.perf_counter()))
-    facts = {"n": n, "timings": stats, "l2_reset": l2 or "done"}
+    facts = {"n": n, "timings": stats, "l2_reset": l2 or "done", "kernels_loaded": loaded,
+             "kernels_compiled": compiled}
     arrays = {f"P_{name}": p for name, p in proj.items()}
     if board is not None:
         facts["leaderboard"], board_proj = board.time(X_board, flush)

@@ -15,6 +15,7 @@ from .. import config as config_mod
 from .. import sandbox
 from ..gpu.tools import gpu_available
 from ..submission import collect
+from .kernels import grader_folder
 from .report import Check, Report, time_breakdown
 from .stage import StageGrader
 
@@ -36,11 +37,17 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool, \
             ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
         graders = []
+        grader_kernels = grader_folder(cfg) if device == "gpu" else None
         for src in sources:
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
-            graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module)))
-        # The stages whose GPU tools wait for their correctness children start first: they end last.
-        futures_of = {id(g): g.tasks(pool, waiting) for g in sorted(graders, key=lambda g: -g.tool_count())}
+            graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module),
+                                       grader_kernels))
+        # Every compile child first; then the stages whose GPU tools wait for their correctness children: they
+        # end last.
+        ordered = sorted(graders, key=lambda g: -g.tool_count())
+        for g in ordered:
+            g.start_compile(pool)
+        futures_of = {id(g): g.start_checks(pool, waiting) for g in ordered}
         planned = [(g, futures_of[id(g)]) for g in graders]
         try:
             if device == "gpu":

@@ -106,14 +106,16 @@ def gpu_summary(per_stage):
 def time_breakdown(children, total):
     """Where a grade's seconds went. Children overlap, so their sums can exceed the total: children_s is the
     children's wall time summed, startup_s the part of it before and after their task (interpreter, imports,
-    CUDA start-up, sandbox), checks_s their task time, compile_s and speed_s the compile and timing children."""
+    CUDA start-up, sandbox), checks_s their task time, compile_s and speed_s the compile and timing children,
+    cpu_s the CPU seconds the children reported (every thread; the GPU tools' own processes not counted)."""
     def wall(kind=None):
         return sum(c["wall_s"] for c in children if kind is None or c["task"] == kind)
     worked = [c for c in children if c["work_s"] is not None]
     return {"total_s": round(total, 2), "children": len(children), "children_s": round(wall(), 2),
             "startup_s": round(sum(c["wall_s"] - c["work_s"] for c in worked), 2),
             "checks_s": round(sum(c["work_s"] for c in worked), 2), "compile_s": round(wall("compile"), 2),
-            "speed_s": round(wall("speed"), 2)}
+            "speed_s": round(wall("speed"), 2),
+            "cpu_s": round(sum(c.get("cpu_s") or 0.0 for c in children), 2)}
 
 
 def write_json_atomic(path, data):

@@ -59,8 +59,15 @@ class _Cut:
 class StageGrader:
     """The checks of one stage of one submission: `tasks` starts the children, `judge` scores their facts."""
 
-    def __init__(self, src, device, cfg, rng, workdir):
+    def __init__(self, src, device, cfg, rng, workdir, grader_kernels=None):
         self.src, self.stage, self.device, self.cfg, self.rng = src, src.stage, device, cfg, rng
+        # Compiled kernels (child/kernel_cache.py): the stage's own, shared by its GPU children only, and the
+        # grader's, which they only read. `grader_kernels` is a callable that waits for that folder (or None).
+        self.kernel_dir = os.path.join(workdir, "kernels")
+        self.grader_kernels = grader_kernels
+        if device == "gpu":
+            os.makedirs(self.kernel_dir, exist_ok=True)
+            os.chmod(self.kernel_dir, 0o777)  # each child runs as a uid of its own
         self.points = cfg["stages"][self.stage.name]["points"]
         self.tol = cfg["grading"]["relative_error"]
         self.tile = module_constant(src.source, "TILE")
@@ -87,21 +94,28 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments; the GPU tools and speed are gated in gate_reason) is not run, and every other child still
         running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
-        kernel that never ends costs one derived limit per stage, not one per child."""
+        kernel that never ends costs one derived limit per stage, not one per child. `work`: seconds the child
+        has left once it says its kernels are about to run (sandbox.run_child)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if self.timed_out and later:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
+        dirs = ()
+        if job["device"] == "gpu":
+            grader = self.grader_kernels() if self.grader_kernels and job["task"] == "speed" else None
+            dirs = ((self.kernel_dir, "stage", True),) + (((grader, "grader", False),) if grader else ())
         began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn)
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,
-                              "profile": {k: result.facts[k] for k in ("phases", "cuda_init_s", "clock_s")
+                              "cpu_s": result.facts.get("cpu_s") if not wrapper else None,
+                              "profile": {k: result.facts[k] for k in ("phases", "cuda_init_s", "clock_s",
+                                                                         "kernels_loaded", "kernels_compiled")
                                           if k in result.facts}})
         with self._timeout_lock:
             if result.timed_out and not self.timed_out:
@@ -131,6 +145,15 @@ class StageGrader:
             return self.sim_timeout(shapes)
         return self.work_timeout(sum(2.0 * M * K * N for M, K, N in shapes))
 
+    def after_start(self, shapes, device):
+        """Seconds a GPU correctness child has left once its kernels are compiled and about to run (None in the
+        simulator, whose limit covers start and work together)."""
+        if device == "sim":
+            return None
+        lim = self.cfg["limits"]
+        flops = sum(2.0 * M * K * N for M, K, N in shapes)
+        return lim["after_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12)
+
     def draw(self, shapes):
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
         inputs = {}
@@ -154,10 +177,17 @@ class StageGrader:
         """Start every child this stage needs; return {name: future}. `pool` runs the children that start at once;
         `waiting` (default `pool`) those that first wait for others: the GPU tools wait for the correctness
         children, and the timing child, once prepared, for the GPU to be the grader's alone (checks/speed.py)."""
-        waiting = waiting or pool
+        self.start_compile(pool)
+        return self.start_checks(pool, waiting)
+
+    def start_compile(self, pool):
+        """The first part of `tasks`: the static scan, then the compile child. A grade starts every stage's
+        compile child before any other child, so that on a GPU the later children of a stage more often find its
+        kernels compiled (child/kernel_cache.py)."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
         self.shortcut, self.findings = shortcuts.judge(self)
         if self.stubs or self.findings:  # nothing to learn from running it: no children
+            self.futures = {}
             return {}
         cc = self.cfg["grading"]["compute_capability"]
         compile_device = "gpu" if self.device == "gpu" else "ptx"
@@ -165,18 +195,27 @@ class StageGrader:
         compile_timeout = lim["gpu_start_s"] if self.device == "gpu" else lim["sim_start_s"]
         futures = {"compile": pool.submit(self.run, self.job("compile", compile_device, cc=cc), None, (),
                                           compile_timeout, "the compile check")}
+        self.futures = futures
+        return futures
+
+    def start_checks(self, pool, waiting=None):
+        """The rest of `tasks`, after start_compile; returns every future of the stage."""
+        futures = self.futures
+        if not futures:
+            return futures
+        waiting = waiting or pool
         # Correctness children first: the GPU tools wait for them (gate_reason) and speed runs last.
         for group, shapes in self.shape_groups().items():
             inputs = self.draw(shapes)
             futures["correct:" + group] = (pool.submit(self.run, self.job("run", self.device, count=len(shapes)),
                                                        inputs, (), self.run_timeout(shapes, self.device),
-                                                       f"the correctness check '{group}'"), inputs)
+                                                       f"the correctness check '{group}'", False, None,
+                                                       self.after_start(shapes, self.device)), inputs)
         if self.sim_instrument_keys():
             job, inputs = self.instrument_job()
             shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
             futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
                                                  "the instrumented simulator run", True)
-        self.futures = futures
         if self.device == "gpu":
             from ..gpu.tools import tool_tasks
             futures.update(tool_tasks(self, waiting))

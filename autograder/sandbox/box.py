@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .paths import BOX_JOB
+from .paths import BOX_JOB, BOX_KERNELS
 from .view import SYSTEM_DIRS, TOOL_DIRS, DEFAULT_SCRATCH_BYTES, _under, bwrap_argv, unshare_argv, view
 
 UID_BASE = 1_800_000_000  # as root, children run as UID_BASE + slot (no passwd entry needed)
@@ -41,8 +41,9 @@ def child_env(device, scratch):
 class Box:
     """One child's sandbox: a private folder for its files, a uid slot, the command that starts it."""
 
-    def __init__(self, name, limits, device, files, wrapper=()):
+    def __init__(self, name, limits, device, files, wrapper=(), dirs=()):
         self.name, self.device, self.wrapper = name, device, tuple(wrapper)
+        self.dirs = tuple(dirs)  # (host folder, name, writable): shown as /kernels/<name>
         self.scratch_bytes = limits.get("scratch_bytes", DEFAULT_SCRATCH_BYTES)
         self.files = files
         self.outputs = []  # (file in this box, the wrapper's path for it)
@@ -58,11 +59,17 @@ class Box:
     def path(self, name):
         return os.path.join(self.dir, name)
 
+    def dir_inside(self, name):
+        """Where the child sees the folder `name` of `dirs`."""
+        host = next(h for h, n, _ in self.dirs if n == name)
+        return f"{BOX_KERNELS}/{name}" if self.name != "none" else host
+
     def place(self, name, source=None, data=None):
-        """Put a file the child gets as /job/<name>; the result file is the child's to write."""
+        """Put a file the child gets as /job/<name>; the result file is the child's to write. A copied source
+        keeps its modification time: Numba's kernel cache knows a module by its path, size and time."""
         path = self.path(name)
         if source is not None:
-            shutil.copyfile(source, path)
+            shutil.copy2(source, path)
         elif data is not None:
             np.savez(path, **data)
         else:
@@ -98,7 +105,8 @@ class Box:
         # the tool runs as the child's uid too: compute-sanitizer and ncu lose a target of another uid
         inner = (setpriv(self.uid) if self.uid is not None else []) + list(self.wrapper) + list(inner)
         self.tool_outputs()
-        entries = view(self.files, self.device, self.wrapper, self.scratch_bytes, self.outputs)
+        entries = view(self.files, self.device, self.wrapper, self.scratch_bytes, self.outputs,
+                       [(host, f"{BOX_KERNELS}/{n}", writable) for host, n, writable in self.dirs])
         if self.name == "bwrap":
             return bwrap_argv(entries, inner, is_root())
         os.mkdir(self.path("root"), 0o700)

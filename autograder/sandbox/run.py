@@ -38,11 +38,17 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
-    is_set() method, polled four times a second) once it is set.
+    is_set() method, polled four times a second) once it is set. With `work` (seconds), the child may also say on
+    a pipe that its start-up is over (imports, CUDA context, kernels compiled; it says so again before each later
+    piece of work): from each such word it has at most `work` seconds left, so a kernel that never ends is
+    stopped soon after its launch rather than at the end of a limit sized for a slow start.
+
+    `dirs`: (host folder, name, writable) triples the child sees as /kernels/<name> (job["kernel_dirs"][name]):
+    the compiled-kernel caches of autograder/child/kernel_cache.py.
 
     `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
     child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
@@ -56,12 +62,13 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     nonce = secrets.token_hex(16)
     timeout = timeout or limits["check_timeout_s"]
     try:
-        box = Box(name, limits, job["device"], {}, wrapper).__enter__()
+        box = Box(name, limits, job["device"], {}, wrapper, dirs).__enter__()
     except (OSError, RuntimeError) as exc:
         return ChildResult(problem=f"not gradable: the grading sandbox could not be prepared ({exc})", sandbox=name)
     try:
-        inside = {"module_path": box.place(os.path.basename(job["module_path"]), source=job["module_path"]),
-                  "result_path": box.place("result.npz")}
+        inside = {"result_path": box.place("result.npz")}
+        if job.get("module_path"):
+            inside["module_path"] = box.place(os.path.basename(job["module_path"]), source=job["module_path"])
         if inputs:
             inside["inputs_path"] = box.place("inputs.npz", data=inputs)
         scratch = BOX_TMP if name != "none" else box.path("tmp")
@@ -69,7 +76,12 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
         grader_root = BOX_GRADER if name != "none" else GRADER_ROOT
         child = os.path.join(grader_root, "autograder", "child", "entry.py")
         ready_r, ready_w = os.pipe() if turn is not None else (None, None)
+        started_r, started_w = os.pipe() if work is not None else (None, None)
         extra = {"ready_fd": ready_w} if turn is not None else {}
+        if work is not None:
+            extra["started_fd"] = started_w
+        if dirs:
+            extra["kernel_dirs"] = {d: box.dir_inside(d) for _, d, _ in dirs}
         payload = json.dumps({**job, **inside, **extra, "nonce": nonce, "grader_root": grader_root}).encode()
         cmd = box.command([sys.executable, "-I", child, scratch])
         nproc = _limit(limits, "processes") if (box.uid is not None or not is_root()) else 0
@@ -80,10 +92,11 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                 proc = subprocess.Popen(limited(cmd, limits, nproc), stdin=subprocess.PIPE, stdout=log,
                                         stderr=subprocess.STDOUT, cwd=box.path("tmp"),
                                         env=child_env(job["device"], scratch), start_new_session=True,
-                                        pass_fds=(ready_w,) if turn is not None else ())
+                                        pass_fds=tuple(fd for fd in (ready_w, started_w) if fd is not None))
             finally:
-                if ready_w is not None:
-                    os.close(ready_w)
+                for fd in (ready_w, started_w):
+                    if fd is not None:
+                        os.close(fd)
             try:
                 proc.stdin.write(payload + b"\n")
                 if turn is None:
@@ -99,7 +112,11 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             finally:
                 if ready_r is not None:
                     os.close(ready_r)
-            timed_out, cancelled = (False, False) if refused else _wait(proc, timeout, cancel)
+            try:
+                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work)
+            finally:
+                if started_r is not None:
+                    os.close(started_r)
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
@@ -114,7 +131,9 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             return result
         if timed_out:
             result.timed_out = True
-            result.problem = (f"not gradable: the check did not finish within {timeout:.0f} s and was stopped: look "
+            within = (f"within {work:.0f} s of its kernels' launch" if timed_out == "work" else
+                      f"within {timeout:.0f} s")
+            result.problem = (f"not gradable: the check did not finish {within} and was stopped: look "
                               "for a loop that never ends (a while loop whose condition never changes, or a barrier "
                               "not all threads reach)")
             return result
@@ -142,19 +161,35 @@ def _ready(pipe, proc, seconds):
             return True
 
 
-def _wait(proc, timeout, cancel):
-    """(timed_out, cancelled) once the process ended, ran past `timeout` or `cancel` was set."""
-    deadline = time.monotonic() + timeout
+def _wait(proc, timeout, cancel, started=None, work=None):
+    """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
+    (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
+    the `started` pipe)."""
+    limit = time.monotonic() + timeout
+    deadline, why = limit, "start"
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return True, False
-        try:
-            proc.wait(timeout=min(remaining, 0.25) if cancel is not None else remaining)
-            return False, False
-        except subprocess.TimeoutExpired:
-            if cancel is not None and cancel.is_set():
-                return False, True
+            return why, False
+        step = min(remaining, 0.25) if (cancel is not None or started is not None) else remaining
+        if started is not None:
+            if select.select([started], [], [], step)[0]:
+                if os.read(started, 4096):
+                    deadline, why = min(limit, time.monotonic() + work), "work"
+                    if deadline == limit:
+                        why = "start"
+                else:
+                    started = None  # the child closed it (or ended): the limits stand as they are
+            if proc.poll() is not None:
+                return "", False
+        else:
+            try:
+                proc.wait(timeout=step)
+                return "", False
+            except subprocess.TimeoutExpired:
+                pass
+        if cancel is not None and cancel.is_set():
+            return "", True
 
 
 def _kill_group(proc):

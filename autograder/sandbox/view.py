@@ -33,11 +33,11 @@ def _host_paths():
     return paths
 
 
-def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs=()):
+def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs=(), dirs=()):
     """The sandbox's file system as a list of (op, source, destination).
 
     files: {name: host path} shown as /job/<name> (result.npz writable); outputs: (host file, path
-    inside) pairs the child may write, such as a tool's log."""
+    inside) pairs the child may write, such as a tool's log; dirs: (host folder, path inside, writable)."""
     entries, bound = [], []
 
     def ro(path):
@@ -72,6 +72,7 @@ def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs
             if os.path.isdir(path):
                 ro(path)
     entries += [("rw", host, dest) for host, dest in outputs]
+    entries += [("rw" if writable else "ro", host, dest) for host, dest, writable in dirs]
     return entries
 
 
