@@ -8,7 +8,9 @@
 # here, so the system's own Slurm configuration, if any, is left alone. Client commands use
 # the cluster with SLURM_CONF=DIR/slurm.conf. The node advertises a count-only "gpu" GRES
 # (two stand-in devices, /dev/null and /dev/zero) so that a GPU-tier job script (--gres=gpu:1) passes `sbatch --test-only`;
-# the simulator tier asks for CPUs only. Exit status 3 with a reason on stderr when the
+# the simulator tier asks for CPUs only. On a GPU machine, SLURM_GPU_FILES="/dev/nvidia0 /dev/nvidia1" makes
+# the GRES those real GPUs (slurmd then sets each task's CUDA_VISIBLE_DEVICES). SLURM_PLUGIN_DIR names another
+# plugin folder (a carried bundle, tools/slurm_bundle.sh). Exit status 3 with a reason on stderr when the
 # cluster cannot start (not root, Slurm or munge not installed, a daemon does not come up).
 set -euo pipefail
 
@@ -40,6 +42,7 @@ if munge -n </dev/null >/dev/null 2>&1; then
 else
   socket="$dir/munge/munge.socket"
   [ -f /etc/munge/munge.key ] || fail "/etc/munge/munge.key missing (the munge package creates it)"
+  mkdir -p /var/log/munge /var/lib/munge /run/munge
   munged --force --socket="$socket" --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
     --seed-file="$dir/munge/seed" --key-file=/etc/munge/munge.key || fail "munged did not start: $(tail -3 "$dir/munged.log" 2>/dev/null)"
 fi
@@ -47,6 +50,8 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 host=$(hostname -s)
 cpus=$(nproc)
+gpu_files=${SLURM_GPU_FILES:-/dev/null /dev/zero}
+n_gpus=$(echo $gpu_files | wc -w)
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=grading
 SlurmctldHost=$host(127.0.0.1)
@@ -74,19 +79,16 @@ SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
+${SLURM_PLUGIN_DIR:+PluginDir=$SLURM_PLUGIN_DIR}
 ReturnToService=2
 MinJobAge=3600
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=5
-NodeName=gradenode NodeAddr=127.0.0.1 CPUs=$cpus Gres=gpu:2 State=UNKNOWN
+NodeName=gradenode NodeAddr=127.0.0.1 CPUs=$cpus Gres=gpu:$n_gpus State=UNKNOWN
 PartitionName=grading Nodes=gradenode Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
-cat > "$dir/gres.conf" <<CONF
-AutoDetect=off
-NodeName=gradenode Name=gpu File=/dev/null
-NodeName=gradenode Name=gpu File=/dev/zero
-CONF
+{ echo "AutoDetect=off"; for f in $gpu_files; do echo "NodeName=gradenode Name=gpu File=$f"; done; } > "$dir/gres.conf"
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF" || fail "slurmctld did not start: $(tail -3 "$dir/slurmctld.log" 2>/dev/null)"
 slurmd -f "$SLURM_CONF" -N gradenode || fail "slurmd did not start: $(tail -3 "$dir/slurmd.log" 2>/dev/null)"
