@@ -46,6 +46,9 @@ DEFAULTS = {
     "sbatch_options": [],     # more sbatch options, e.g. ["--qos=teaching", "--constraint=h100"]
     "python": "",             # the Python of the course's virtualenv on the nodes (empty: this one)
 }
+# squeue's reasons for a pending task that the cluster can never start as asked.
+NEVER_STARTS = {"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints", "InvalidAccount",
+                "InvalidQOS"}
 # Slurm job states of a task that may still grade its students.
 IN_FLIGHT = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
              "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
@@ -238,13 +241,25 @@ class SlurmRun:
         return 1 if left else 0
 
     def wait(self, job_ids, poll_s):
-        """Until no task of these jobs is queued or running."""
+        """Until no task of these jobs is queued or running. A task the cluster can never start (it asks for more
+        than any node of the partition has) is an error that says which setting to change, not an endless wait."""
         shown = None
         while True:
-            states = {}
+            states, reasons = {}, {}
             for job in job_ids:
-                q = slurm("squeue", "-h", "-r", "-j", job, "-o", "%i|%T", check=False)
-                states.update(dict(line.split("|", 1) for line in q.stdout.splitlines() if "|" in line))
+                q = slurm("squeue", "-h", "-r", "-j", job, "-o", "%i|%T|%r", check=False)
+                for line in q.stdout.splitlines():
+                    task, _, rest = line.partition("|")
+                    state, _, reason = rest.partition("|")
+                    if state:
+                        states[task.strip()], reasons[task.strip()] = state.strip(), reason.strip()
+            never = sorted({r for t, r in reasons.items() if states[t] == "PENDING" and r in NEVER_STARTS})
+            if never:
+                raise CourseError(
+                    f"Slurm cannot start the grading tasks of job {', '.join(job_ids)} (pending: {', '.join(never)}): "
+                    f"they ask for more than the partition's nodes have; lower [slurm] cpus_per_task "
+                    f"({self.s['cpus_per_task']}), mem or time_limit in the course's autograder.toml, or pick "
+                    f"another partition, then scancel {' '.join(job_ids)} and run this again")
             live = sum(1 for s in states.values() if s.strip() in IN_FLIGHT)
             if not live:
                 return

@@ -111,6 +111,22 @@ def test_gpu_tier_job_script_asks_for_one_gpu_and_the_cluster_accepts_it(cluster
     assert subprocess.run(["sbatch", "--test-only", str(path)], capture_output=True, timeout=60).returncode != 0
 
 
+def test_a_task_the_cluster_can_never_start_is_an_error_not_an_endless_wait(cluster, tmp_path):
+    """Asking for more cores than the node has: `--wait` names the setting to change instead of waiting forever."""
+    course = str(tmp_path / "course")
+    copy_course(DEMO_COURSE, course)
+    with open(os.path.join(course, "autograder.toml"), "a", encoding="utf-8") as f:
+        f.write(f"\n[slurm]\ncpus_per_task = {4 * os.cpu_count()}\n")
+    run = grade(course, "--wait", "--student", "ada", timeout=120)
+    out = run.stdout + run.stderr
+    try:
+        assert run.returncode != 0 and "cannot start" in out and "cpus_per_task" in out, out
+    finally:
+        job = re.search(r"submitted job array (\d+)", out)
+        if job:
+            subprocess.run(["scancel", job.group(1)], timeout=60)
+
+
 def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_task(cluster, graded_demo_course,
                                                                                      tmp_path):
     local, local_run, _ = graded_demo_course
