@@ -158,3 +158,20 @@ def test_a_child_has_only_its_work_time_once_its_kernels_start(tmp_path, cfg):
     result, _ = _run_job(tmp_path, cfg, solution_text("tiled"), work=3)
     assert not result.problem and not result.timed_out, result.problem
     assert "C0" in result.arrays and result.facts["cpu_s"] > 0
+
+
+HANGS_ON_K3 = ("        acc = float32(0.0)\n",
+               "        acc = float32(0.0)\n        i = 0\n        while K == 3 and i >= 0:\n            i = (i + 1) % 7\n")
+
+
+def test_a_group_that_hangs_costs_the_other_groups_nothing(grade_text):
+    """Every group of the correctness check runs in one child; a kernel that never ends on one shape (K = 3, a
+    tall rectangle) fails that group, and the groups it had finished run again in a fresh child and pass."""
+    r = grade_text("naive", mutate("naive", HANGS_ON_K3))
+    checks = {c.name: c for c in r.checks if c.key == "correct"}
+    assert checks["correct results: tall and wide rectangles"].status == "failed"
+    assert "did not finish" in checks["correct results: tall and wide rectangles"].output
+    for name in ("correct results: 1x1 and K=1", "correct results: sizes that are not multiples of the tile"):
+        assert checks[name].status == "passed", checks[name].output
+    whats = [c["what"] for c in r.children]
+    assert whats.count("the correctness check") == 2, whats  # the first try, then the groups it had not kept

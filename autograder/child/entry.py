@@ -36,13 +36,14 @@ def wait_for_turn(job):
         os._exit(0)
 
 
-def say_started(job):
-    """Tell the parent this child's start-up is over (imports, CUDA context, kernels compiled): from now on it has
-    only the seconds its work needs (sandbox.run_child's `work`). Said again before each later piece of work."""
+def tell(job, word):
+    """Tell the parent where the work is: b"b" as a shape begins, b"s" once its kernels are compiled and about to
+    run. From each b"s" the child has only the seconds its work needs (sandbox.run_child's `work`: start-up is
+    over); the parent counts the b's to know which shape a killed child was on."""
     fd = job.get("started_fd")
     if fd is not None:
         try:
-            os.write(fd, b"s")
+            os.write(fd, word)
         except OSError:
             pass
 
@@ -81,7 +82,7 @@ def main():
         task = {"compile": tasks.task_compile, "run": tasks.task_run, "speed": timing.task_speed}[job["task"]]
         try:
             if job["task"] == "run":
-                facts, arrays = task(job, module, inputs, lambda: say_started(job))
+                facts, arrays = task(job, module, inputs, lambda word: tell(job, word))
             elif job["task"] == "speed":
                 facts, arrays = task(job, module, lambda: wait_for_turn(job))
             else:

@@ -78,9 +78,9 @@ def guarded_input(cuda, np, host):
     return buf, buf[guard: guard + rows * cols].reshape(rows, cols), guard
 
 
-def task_run(job, module, inputs, started=lambda: None):
-    """Run the launcher on each input pair; return every C and what happened. `started()` is called once a
-    shape's kernels are compiled, right before they run: the parent's limit for the work counts from there."""
+def task_run(job, module, inputs, tell=lambda word: None):
+    """Run the launcher on each input pair; return every C and what happened. `tell(b"b")` as each shape begins,
+    `tell(b"s")` once its kernels are compiled, right before they run (entry.tell)."""
     import numpy as np
     from numba import cuda
     import time
@@ -91,6 +91,7 @@ def task_run(job, module, inputs, started=lambda: None):
         cuda.current_context()
     facts["cuda_init_s"] = time.perf_counter() - began
     for i in range(job["count"]):
+        tell(b"b")
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
         M, N = A_host.shape[0], B_host.shape[1]
         _, A, _ = guarded_input(cuda, np, A_host)
@@ -103,7 +104,7 @@ def task_run(job, module, inputs, started=lambda: None):
             L.validate(recorded, job["kernel"], A, B, C)
             L.compile_launches(recorded)
             buf.copy_to_device(np.full(M * N + guard, np.nan, np.float32))
-            started()
+            tell(b"s")
             began = time.perf_counter()
             if job.get("instrument"):
                 from autograder.sim.instrument import run_instrumented

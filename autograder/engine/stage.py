@@ -56,6 +56,30 @@ class _Cut:
         return at is not None and time.monotonic() > max(at, self.started) + self.grace
 
 
+class _Part:
+    """One group's view of the correctness child's future (the engine and the judges wait on it alone)."""
+
+    def __init__(self, future, group):
+        self.future, self.group = future, group
+
+    def result(self):
+        return self.future.result()[self.group]
+
+    def exception(self):
+        return self.future.exception()
+
+
+def _slice(result, a, b, problem):
+    """The part of a correctness child's result for shapes a..b-1 (renumbered from 0); with `problem`, the child's
+    problem (it stopped while on these shapes) too."""
+    facts = {**result.facts, "shapes": result.facts.get("shapes", [])[a:b]}
+    arrays = {f"C{i - a}": result.arrays[f"C{i}"] for i in range(a, b) if f"C{i}" in result.arrays}
+    return sandbox.ChildResult(facts=facts, arrays=arrays, problem=result.problem if problem else "", log=result.log,
+                               seconds=result.seconds, sandbox=result.sandbox, uid=result.uid,
+                               timed_out=result.timed_out and problem, cancelled=result.cancelled and problem,
+                               started=result.started)
+
+
 class StageGrader:
     """The checks of one stage of one submission: `tasks` starts the children, `judge` scores their facts."""
 
@@ -145,6 +169,44 @@ class StageGrader:
             return self.sim_timeout(shapes)
         return self.work_timeout(sum(2.0 * M * K * N for M, K, N in shapes))
 
+    def run_correctness(self, groups, drawn):
+        """{group: ChildResult} of the correctness check: every group's shapes in one child, in order.
+
+        One group must not cost another its points. Where a child ended before every group had its result (a
+        CUDA error that poisons the process, a kernel that never ends, a crash), the group it was working on
+        (the child says when it starts each shape) keeps that result, and the groups without one run again in
+        a fresh child."""
+        results, todo = {}, list(groups)
+        while todo:
+            shapes = [s for g in todo for s in groups[g]]
+            inputs, spans, i = {}, {}, 0
+            for g in todo:
+                spans[g] = (i, i + len(groups[g]))
+                for j in range(len(groups[g])):
+                    inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
+                    i += 1
+            what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
+            result = self.run(self.job("run", self.device, count=len(shapes)), inputs, (),
+                              self.run_timeout(shapes, self.device), what, False, None,
+                              self.after_start(shapes, self.device))
+            done = len(result.facts.get("shapes", []))
+            # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
+            # it was killed, the last one it said it started
+            at = result.started - 1 if result.problem else (done - 1 if done < len(shapes) else len(shapes))
+            if at < 0:  # nothing ran (an import error, no sandbox, a crash
+                return {**results, **{g: result for g in todo}}  # before the first shape): the same for all
+            left = []
+            for g in todo:
+                first, end = spans[g]
+                if first <= at < end:
+                    results[g] = _slice(result, first, end, problem=True)  # the group it stopped on
+                elif end <= at and not result.problem:
+                    results[g] = _slice(result, first, end, problem=False)
+                else:
+                    left.append(g)  # after it, or its results lost with the child: run again
+            todo = left
+        return results
+
     def after_start(self, shapes, device):
         """Seconds a GPU correctness child has left once its kernels are compiled and about to run (None in the
         simulator, whose limit covers start and work together)."""
@@ -204,13 +266,13 @@ class StageGrader:
         if not futures:
             return futures
         waiting = waiting or pool
-        # Correctness children first: the GPU tools wait for them (gate_reason) and speed runs last.
-        for group, shapes in self.shape_groups().items():
-            inputs = self.draw(shapes)
-            futures["correct:" + group] = (pool.submit(self.run, self.job("run", self.device, count=len(shapes)),
-                                                       inputs, (), self.run_timeout(shapes, self.device),
-                                                       f"the correctness check '{group}'", False, None,
-                                                       self.after_start(shapes, self.device)), inputs)
+        # Correctness next: the GPU tools wait for it (gate_reason) and speed runs last. Every group of shapes of
+        # the check runs in one child (one start-up, not one per group; run_correctness).
+        groups = self.shape_groups()
+        drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
+        together = pool.submit(self.run_correctness, groups, drawn)
+        for group in groups:
+            futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.sim_instrument_keys():
             job, inputs = self.instrument_job()
             shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])

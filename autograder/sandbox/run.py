@@ -30,6 +30,7 @@ class ChildResult:
     sandbox: str = ""       # the backend that ran it: bwrap, unshare or none
     uid: int = None         # the uid it ran as, when the grader could give it one of its own
     timed_out: bool = False  # stopped at its time limit
+    started: int = 0         # how many shapes a "run" child said it began (child/entry.tell)
     cancelled: bool = False  # stopped early because `cancel` was set (another check of the stage did not finish)
 
 
@@ -42,10 +43,10 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
-    is_set() method, polled four times a second) once it is set. With `work` (seconds), the child may also say on
-    a pipe that its start-up is over (imports, CUDA context, kernels compiled; it says so again before each later
-    piece of work): from each such word it has at most `work` seconds left, so a kernel that never ends is
-    stopped soon after its launch rather than at the end of a limit sized for a slow start.
+    is_set() method, polled four times a second) once it is set. The child tells on a pipe where its work is
+    (child/entry.tell: each shape it begins, and its kernels about to run); with `work` (seconds), from each time
+    its kernels are about to run it has at most `work` seconds left, so a kernel that never ends is stopped soon after its launch rather
+    than at the end of a limit sized for a slow start.
 
     `dirs`: (host folder, name, writable) triples the child sees as /kernels/<name> (job["kernel_dirs"][name]):
     the compiled-kernel caches of autograder/child/kernel_cache.py.
@@ -76,10 +77,9 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
         grader_root = BOX_GRADER if name != "none" else GRADER_ROOT
         child = os.path.join(grader_root, "autograder", "child", "entry.py")
         ready_r, ready_w = os.pipe() if turn is not None else (None, None)
-        started_r, started_w = os.pipe() if work is not None else (None, None)
+        started_r, started_w = os.pipe()
         extra = {"ready_fd": ready_w} if turn is not None else {}
-        if work is not None:
-            extra["started_fd"] = started_w
+        extra["started_fd"] = started_w
         if dirs:
             extra["kernel_dirs"] = {d: box.dir_inside(d) for _, d, _ in dirs}
         payload = json.dumps({**job, **inside, **extra, "nonce": nonce, "grader_root": grader_root}).encode()
@@ -112,15 +112,15 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             finally:
                 if ready_r is not None:
                     os.close(ready_r)
+            said = [0]
             try:
-                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work)
+                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
             finally:
-                if started_r is not None:
-                    os.close(started_r)
+                os.close(started_r)
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
-                             sandbox=name, uid=box.uid)
+                             sandbox=name, uid=box.uid, started=said[0])
         if refused:
             result.cancelled, result.problem = True, refused
             return result
@@ -161,26 +161,31 @@ def _ready(pipe, proc, seconds):
             return True
 
 
-def _wait(proc, timeout, cancel, started=None, work=None):
+def _wait(proc, timeout, cancel, started=None, work=None, said=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
-    the `started` pipe)."""
+    the `started` pipe; without `work` the words are only counted, in said[0])."""
+    said = said if said is not None else [0]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
+            _drain(started, said)
             return why, False
         step = min(remaining, 0.25) if (cancel is not None or started is not None) else remaining
         if started is not None:
             if select.select([started], [], [], step)[0]:
-                if os.read(started, 4096):
+                words = os.read(started, 4096)
+                said[0] += words.count(b"b")
+                if b"s" in words and work is not None:
                     deadline, why = min(limit, time.monotonic() + work), "work"
                     if deadline == limit:
                         why = "start"
-                else:
+                elif not words:
                     started = None  # the child closed it (or ended): the limits stand as they are
             if proc.poll() is not None:
+                _drain(started, said)
                 return "", False
         else:
             try:
@@ -189,7 +194,17 @@ def _wait(proc, timeout, cancel, started=None, work=None):
             except subprocess.TimeoutExpired:
                 pass
         if cancel is not None and cancel.is_set():
+            _drain(started, said)
             return "", True
+
+
+def _drain(pipe, said):
+    """Count the words still waiting in the pipe."""
+    while pipe is not None and select.select([pipe], [], [], 0)[0]:
+        words = os.read(pipe, 4096)
+        if not words:
+            return
+        said[0] += words.count(b"b")
 
 
 def _kill_group(proc):
