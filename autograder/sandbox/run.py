@@ -39,7 +39,8 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=(),
+              released=None):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
@@ -54,7 +55,9 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
     child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
     be prepared (or to have ended) and says whether it was; turn returns "" to let the child go on (it then
-    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem."""
+    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem. Once it
+    went on, ``released()`` (if given; it may be called twice) is called as soon as the child says it ran its last
+    kernel, or ended."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -109,14 +112,16 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                         proc.stdin.close()
             except BrokenPipeError:
                 pass
-            finally:
-                if ready_r is not None:
-                    os.close(ready_r)
             said = [0]
             try:
-                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
+                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said,
+                                                                         ready_r, released)
             finally:
                 os.close(started_r)
+                if ready_r is not None:
+                    os.close(ready_r)
+                if released is not None:
+                    released()
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
@@ -161,21 +166,26 @@ def _ready(pipe, proc, seconds):
             return True
 
 
-def _wait(proc, timeout, cancel, started=None, work=None, said=None):
+def _wait(proc, timeout, cancel, started=None, work=None, said=None, release_pipe=None, released=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
-    the `started` pipe; without `work` the words are only counted, in said[0])."""
+    the `started` pipe; without `work` the words are only counted, in said[0]). `released()` is called when the
+    child writes "timed" on `release_pipe` (the timing child: its last kernel ran)."""
     said = said if said is not None else [0]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
+    if released is None:
+        release_pipe = None
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             _drain(started, said)
             return why, False
         step = min(remaining, 0.25) if (cancel is not None or started is not None) else remaining
-        if started is not None:
-            if select.select([started], [], [], step)[0]:
+        pipes = [p for p in (started, release_pipe) if p is not None]
+        if pipes:
+            ready = select.select(pipes, [], [], step)[0]
+            if started in ready:
                 words = os.read(started, 4096)
                 said[0] += words.count(b"b")
                 if b"s" in words and work is not None:
@@ -184,6 +194,11 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
                         why = "start"
                 elif not words:
                     started = None  # the child closed it (or ended): the limits stand as they are
+            if release_pipe is not None and release_pipe in ready:
+                data = os.read(release_pipe, 4096)  # "ready" (read here, after the go), "timed", or nothing (ended)
+                if b"timed" in data or not data:
+                    released()
+                    release_pipe = None
             if proc.poll() is not None:
                 _drain(started, said)
                 return "", False
