@@ -116,10 +116,9 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.1, "exclusive_poll_s": 0.05}}
     runs = []
 
-    def run(job, inputs, timeout=None, what="", turn=None, released=None):
+    def run(job, inputs, timeout=None, what="", turn=None):
         runs.append(job)
         assert turn(lambda seconds: True) == "", "the timing child goes at once when run on its own"
-        released()  # its last kernel ran: the watch stops here
         return sandbox.ChildResult(facts={"timings": {}})
     stage = types.SimpleNamespace(name="tiled", challenge=False)
     g = types.SimpleNamespace(cfg=c, stage=stage, rng=np.random.default_rng(0), run=run,

@@ -120,9 +120,6 @@ class Turn:
 
     def __init__(self):
         self.prepared, self.go = threading.Event(), threading.Event()
-        # set once this stage is done with the GPU: its child ran its last kernel on a GPU nobody else used (no
-        # student code runs in it after the launchers), or the check ended; the next stage may then time
-        self.released = threading.Event()
         self.refused = ""   # set with `go` when the grade stops before this stage's turn
 
     def refuse(self, why):
@@ -179,23 +176,9 @@ def _run(g, plan, turn):
     if gate:
         if turn is not None:
             turn.prepared.set()
-            turn.released.set()
         return check.verdict(False, gate)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
-    watch, seen = {}, {}
-
-    def stop_watch(attempt):
-        """The GPU's facts of one attempt, the watch stopped when its child ran its last kernel (or ended)."""
-        if attempt not in seen and attempt in watch:
-            seen[attempt] = watch[attempt].stop()
-        return seen.get(attempt)
-
-    def on_released(attempt):
-        def released():
-            facts = stop_watch(attempt)
-            if turn is not None and facts is not None and not facts["shared"]:
-                turn.released.set()
-        return released
+    watch = {}
 
     def on_turn(attempt):
         def wait(ready):
@@ -220,10 +203,10 @@ def _run(g, plan, turn):
     try:
         for attempt in (1, 2):
             result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
-                           what="the speed check", turn=on_turn(attempt), released=on_released(attempt))
+                           what="the speed check", turn=on_turn(attempt))
             if attempt not in watch:  # refused its turn: not run, or not prepared in time
                 return check.verdict(False, result.problem)
-            g.gpu = dict(stop_watch(attempt))
+            g.gpu = watch[attempt].stop()
             g.gpu["attempts"] = attempt
             if not g.gpu["shared"] or attempt == 2:
                 break
@@ -242,7 +225,6 @@ def _run(g, plan, turn):
         expected.close()
         if turn is not None:
             turn.prepared.set()
-            turn.released.set()
 
 
 def _judge_facts(g, check, rule, result, expected, board):

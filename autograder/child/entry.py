@@ -31,20 +31,9 @@ def wait_for_turn(job):
     fd = job.get("ready_fd")
     if fd is not None:
         os.write(fd, b"ready\n")
+        os.close(fd)
     if sys.stdin.readline().strip() != "go":
         os._exit(0)
-
-
-def release_gpu(job):
-    """The timing child ran its last kernel: the parent may give the next stage its turn while this child writes
-    its results (it keeps an idle context until it ends, as prepared children do)."""
-    fd = job.get("ready_fd")
-    if fd is not None:
-        try:
-            os.write(fd, b"timed\n")
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def tell(job, word):
@@ -95,7 +84,7 @@ def main():
             if job["task"] == "run":
                 facts, arrays = task(job, module, inputs, lambda word: tell(job, word))
             elif job["task"] == "speed":
-                facts, arrays = task(job, module, lambda: wait_for_turn(job), lambda: release_gpu(job))
+                facts, arrays = task(job, module, lambda: wait_for_turn(job))
             else:
                 facts, arrays = task(job, module)
         except Exception as exc:

@@ -115,9 +115,8 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
     return stats, projections, l2_reset
 
 
-def task_speed(job, module, turn=None, release=None):
-    """Prepare, wait for `turn()` (the parent's go; None: at once), time, then `release()` the GPU (no kernel runs
-    after it). Returns (facts, arrays)."""
+def task_speed(job, module, turn=None):
+    """Prepare, wait for `turn()` (the parent's go; None: at once), then time. Returns (facts, arrays)."""
     import numpy as np
     from numba import cuda
     from autograder.child import launches as L
@@ -156,8 +155,6 @@ def task_speed(job, module, turn=None, release=None):
         facts["leaderboard"], board_proj = board.time(X_board, flush)
         arrays.update({f"P_board_{name}": p for name, p in board_proj.items()})
         clock.append(("board", time.perf_counter()))
-    if release is not None:
-        release()
     facts["clock_s"] = {b: t1 - t0 for (_, t0), (b, t1) in zip(clock, clock[1:])}
     return facts, arrays
 

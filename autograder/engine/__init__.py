@@ -59,12 +59,6 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
                 for g in graders:
                     if getattr(g, "speed_turn", None):
                         g.speed_turn.prepared.wait()
-                # One stage's timing child after another: each gets the GPU once the one before ran its last kernel
-                # (it may still be writing its results); the judging below then only collects.
-                for g in graders:
-                    if getattr(g, "speed_turn", None):
-                        g.speed_turn.go.set()
-                        g.speed_turn.released.wait()
             _judge_all(planned, report, progress)
         finally:
             for g in graders:

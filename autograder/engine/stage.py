@@ -118,8 +118,7 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            released=None):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments; the GPU tools and speed are gated in gate_reason) is not run, and every other child still
         running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
@@ -134,7 +133,7 @@ class StageGrader:
             dirs = ((self.kernel_dir, "stage", True),) + (((grader, "grader", False),) if grader else ())
         began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn, work, dirs, released)
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,

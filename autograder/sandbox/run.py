@@ -39,8 +39,7 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=(),
-              released=None):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
@@ -55,9 +54,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
     child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
     be prepared (or to have ended) and says whether it was; turn returns "" to let the child go on (it then
-    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem. Once it
-    went on, ``released()`` (if given; it may be called twice) is called as soon as the child says it ran its last
-    kernel, or ended."""
+    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -112,16 +109,14 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                         proc.stdin.close()
             except BrokenPipeError:
                 pass
-            said = [0]
-            try:
-                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said,
-                                                                         ready_r, released)
             finally:
-                os.close(started_r)
                 if ready_r is not None:
                     os.close(ready_r)
-                if released is not None:
-                    released()
+            said = [0]
+            try:
+                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
+            finally:
+                os.close(started_r)
             _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
@@ -166,26 +161,21 @@ def _ready(pipe, proc, seconds):
             return True
 
 
-def _wait(proc, timeout, cancel, started=None, work=None, said=None, release_pipe=None, released=None):
+def _wait(proc, timeout, cancel, started=None, work=None, said=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
-    the `started` pipe; without `work` the words are only counted, in said[0]). `released()` is called when the
-    child writes "timed" on `release_pipe` (the timing child: its last kernel ran)."""
+    the `started` pipe; without `work` the words are only counted, in said[0])."""
     said = said if said is not None else [0]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
-    if released is None:
-        release_pipe = None
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             _drain(started, said)
             return why, False
         step = min(remaining, 0.25) if (cancel is not None or started is not None) else remaining
-        pipes = [p for p in (started, release_pipe) if p is not None]
-        if pipes:
-            ready = select.select(pipes, [], [], step)[0]
-            if started in ready:
+        if started is not None:
+            if select.select([started], [], [], step)[0]:
                 words = os.read(started, 4096)
                 said[0] += words.count(b"b")
                 if b"s" in words and work is not None:
@@ -194,11 +184,6 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None, release_pip
                         why = "start"
                 elif not words:
                     started = None  # the child closed it (or ended): the limits stand as they are
-            if release_pipe is not None and release_pipe in ready:
-                data = os.read(release_pipe, 4096)  # "ready" (read here, after the go), "timed", or nothing (ended)
-                if b"timed" in data or not data:
-                    released()
-                    release_pipe = None
             if proc.poll() is not None:
                 _drain(started, said)
                 return "", False
