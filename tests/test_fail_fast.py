@@ -175,3 +175,15 @@ def test_a_group_that_hangs_costs_the_other_groups_nothing(grade_text):
         assert checks[name].status == "passed", checks[name].output
     whats = [c["what"] for c in r.children]
     assert whats.count("the correctness check") == 2, whats  # the first try, then the groups it had not kept
+
+
+def test_a_kernel_that_hangs_on_every_group_costs_one_limit_and_one_grace(grade_text):
+    """After the first timeout the groups left run once more, within the stage's sibling grace; that child is
+    stopped too and every group left says so (not one limit per group)."""
+    r = grade_text("naive", mutate("naive", ("        acc = float32(0.0)\n", "        acc = float32(0.0)\n"
+                                             "        i = 0\n        while i >= 0:\n            i = (i + 1) % 7\n")))
+    checks = [c for c in r.checks if c.key == "correct"]
+    assert len(checks) == 3 and all(c.status == "failed" for c in checks)
+    assert "did not finish" in checks[0].output
+    assert all("did not finish in time" in c.output for c in checks[1:]), [c.output for c in checks]
+    assert [c["what"] for c in r.children].count("the correctness check") == 2

@@ -175,7 +175,8 @@ class StageGrader:
         One group must not cost another its points. Where a child ended before every group had its result (a
         CUDA error that poisons the process, a kernel that never ends, a crash), the group it was working on
         (the child says when it starts each shape) keeps that result, and the groups without one run again in
-        a fresh child."""
+        a fresh child. After a timeout that child has only the stage's sibling grace (fail fast): a kernel that
+        never ends costs one limit and one grace, not one per group."""
         results, todo = {}, list(groups)
         while todo:
             shapes = [s for g in todo for s in groups[g]]
@@ -193,8 +194,9 @@ class StageGrader:
             # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
             # it was killed, the last one it said it started
             at = result.started - 1 if result.problem else (done - 1 if done < len(shapes) else len(shapes))
-            if at < 0:  # nothing ran (an import error, no sandbox, a crash
-                return {**results, **{g: result for g in todo}}  # before the first shape): the same for all
+            if at < 0 or result.cancelled:  # nothing ran (an import error, no sandbox, a crash before the first
+                # shape), or it was stopped because the stage ran out of time: the same for all that are left
+                return {**results, **{g: result for g in todo}}
             left = []
             for g in todo:
                 first, end = spans[g]
