@@ -19,6 +19,7 @@ Markdown rows for BENCHMARKS.md and writes them to --out.
 """
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
@@ -417,7 +418,6 @@ def part_slurm(students=6):
     """A generated class graded through a one-node Slurm cluster on this host's GPUs (tests/slurm/start-cluster.sh
     with the GPUs as GRES; a carried Slurm in .slurm/ is installed first where the host has none,
     tools/slurm_bundle.sh), and the same class graded locally on every GPU: the verdicts must be equal."""
-    import glob as _glob
     from course import class_benchmark
     lines = [f"### A class of {students} through Slurm on this host's GPUs", ""]
     if not shutil.which("slurmctld") and not os.path.exists("/usr/sbin/slurmctld"):
@@ -429,7 +429,7 @@ def part_slurm(students=6):
             return "\n".join(lines) + "\n"
     work = tempfile.mkdtemp(prefix="slurm-gpu-")
     cluster = os.path.join(work, "cluster")
-    gpus = " ".join(sorted(_glob.glob("/dev/nvidia[0-9]*")))
+    gpus = " ".join(sorted(glob.glob("/dev/nvidia[0-9]*")))
     started = time.perf_counter()
     up = subprocess.run(["bash", os.path.join(ROOT, "tests", "slurm", "start-cluster.sh"), cluster],
                         capture_output=True, text=True, env={**os.environ, "SLURM_GPU_FILES": gpus}, timeout=180)

@@ -64,16 +64,13 @@ def _cache_class(folder, writable):
 
 
 def attach(dispatchers, folder, writable):
-    """Let these @cuda.jit dispatchers load (and, if `writable`, save) compiled kernels in `folder`.
-    Returns how many were attached (0 in the simulator, which compiles nothing)."""
+    """Let these @cuda.jit dispatchers load (and, if `writable`, save) compiled kernels in `folder` (nothing to do
+    without a folder, or in the simulator, which compiles nothing)."""
     if not folder:
-        return 0
-    n = 0
+        return
     for d in dispatchers:
         if hasattr(d, "enable_caching") and hasattr(d, "py_func"):
             d._cache = _cache_class(folder, writable)(d.py_func)
-            n += 1
-    return n
 
 
 def hits(dispatchers):

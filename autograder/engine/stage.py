@@ -81,7 +81,8 @@ def _slice(result, a, b, problem):
 
 
 class StageGrader:
-    """The checks of one stage of one submission: `tasks` starts the children, `judge` scores their facts."""
+    """The checks of one stage of one submission: `start_compile` and then `start_checks` start the children,
+    `judge` scores their facts."""
 
     def __init__(self, src, device, cfg, rng, workdir, grader_kernels=None):
         self.src, self.stage, self.device, self.cfg, self.rng = src, src.stage, device, cfg, rng
@@ -237,15 +238,8 @@ class StageGrader:
             return self.stage.gpu_shape_groups(tile)
         return self.stage.sim_shape_groups(tile)
 
-    def tasks(self, pool, waiting=None):
-        """Start every child this stage needs; return {name: future}. `pool` runs the children that start at once;
-        `waiting` (default `pool`) those that first wait for others: the GPU tools wait for the correctness
-        children, and the timing child, once prepared, for the GPU to be the grader's alone (checks/speed.py)."""
-        self.start_compile(pool)
-        return self.start_checks(pool, waiting)
-
     def start_compile(self, pool):
-        """The first part of `tasks`: the static scan, then the compile child. A grade starts every stage's
+        """The static scan, then the compile child. A grade starts every stage's
         compile child before any other child, so that on a GPU the later children of a stage more often find its
         kernels compiled (child/kernel_cache.py)."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
@@ -263,7 +257,10 @@ class StageGrader:
         return futures
 
     def start_checks(self, pool, waiting=None):
-        """The rest of `tasks`, after start_compile; returns every future of the stage."""
+        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the children
+        that start at once; `waiting` (default `pool`) those that first wait for others: the GPU tools wait for the
+        correctness check, and the timing child, once prepared, for the GPU to be the grader's alone
+        (checks/speed.py)."""
         futures = self.futures
         if not futures:
             return futures
@@ -335,7 +332,7 @@ class StageGrader:
 
     # -- judging ------------------------------------------------------------
     def judge(self, futures):
-        """Every check of the stage, in report order; call once the children of `tasks` may be waited for."""
+        """Every check of the stage, in report order; call once the children started may be waited for."""
         if self.stubs:
             return self.judge_stubs()
         if self.findings:
