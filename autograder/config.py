@@ -69,6 +69,8 @@ SCHEMA = {
         "projection_error": Key(float, 1e-5, "largest relative error of a timed run's C @ X against A @ (B @ X)"),
         "needs_correct": Key(bool, True, "speed is timed and counts only when the correctness checks passed"),
         "exclusive_poll_s": Key(float, 1.0, "seconds between the GPU process listings while the speed child runs"),
+        "exclusive_settle_s": Key(float, 2.0, "seconds a listed process gone from /proc may take to leave the "
+                                              "GPU's listing before it counts as another's (edges of a timing)"),
         "shared_retry_s": Key(float, 10.0, "seconds to wait before the one retry of a speed check on a shared GPU"),
         "board_review_vs_cublas": Key(float, 1.2, "a leaderboard entry faster than the cuBLAS run beside it by "
                                                   "more than this factor is marked for review, not ranked"),

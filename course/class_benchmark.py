@@ -86,8 +86,16 @@ def verdicts(course, roster):
                                    for t in data["tests"]],
                         "execution_time": data["execution_time"],
                         "timing": data["extra_data"].get("timing") or {},
-                        "worker": data["extra_data"]["course"].get("worker", {})}
+                        "worker": data["extra_data"]["course"].get("worker", {}),
+                        "retries": retries(data)}
     return out
+
+
+def retries(results):
+    """[{stage, others}] of the speed checks that saw the GPU shared and timed again (results.json extra_data)."""
+    stages = (results["extra_data"].get("gpu") or {}).get("stages") or {}
+    return [{"stage": name, "others": [f"{a.get('pid')} ({a.get('name')})" for a in facts.get("others", [])]}
+            for name, facts in stages.items() if facts.get("attempts", 1) > 1]
 
 
 def medians(per_student):
@@ -194,6 +202,11 @@ def summarize(out, runs, roster, device, seed, check_timeout):
     for r in runs:
         med = ", ".join(f"{k[:-2]} {v:g}" for k, v in r["median_per_submission"].items())
         print(f"{r['count']:>5}  {r['wall_s']:>7.1f}  {efficiency[str(r['count'])]:>10.2f}  {med}")
+    for r in runs:
+        again = {s: v.get("retries") for s, v in r["students"].items() if v.get("retries")}
+        print(f"{r['count']}: speed checks timed again because the GPU was shared: "
+              + (", ".join(f"{s} {[x['stage'] for x in v]} (seen: {sorted({o for x in v for o in x['others']})})"
+                           for s, v in again.items()) if again else "none"))
     print(f"verdicts identical in every run: {'yes' if not mismatches else 'NO: ' + ', '.join(m['student'] for m in mismatches)}")
     print(f"wrote {out}/benchmark.json")
     return 0 if not mismatches else 3

@@ -336,7 +336,7 @@ def test_slurm_without_slurm_commands_says_so(tmp_path, monkeypatch, capsys):
     assert "[slurm] batch must be 1 or more" in capsys.readouterr().err
 
 
-def test_class_benchmark_merges_runs_graded_apart(tmp_path):
+def test_class_benchmark_merges_runs_graded_apart(tmp_path, capsys):
     """One GPU count per run (a run may not fit one session's command limit): --merge compares them as one."""
     import json
     from course import class_benchmark
@@ -352,9 +352,14 @@ def test_class_benchmark_merges_runs_graded_apart(tmp_path):
                                     "check_timeout_s": 60, "runs": [run(count, wall, score)]}))
         paths.append(str(path))
     assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 0
+    assert "1: speed checks timed again because the GPU was shared: none" in capsys.readouterr().out
     merged = json.loads((tmp_path / "m" / "benchmark.json").read_text())
     assert merged["efficiency"] == {"1": 1.0, "2": round(100 / 104, 3)} and merged["verdicts_identical"]
     bad = json.loads(open(paths[1]).read())
     bad["runs"][0]["students"]["s001"]["score"] = 3
+    bad["runs"][0]["students"]["s001"]["retries"] = class_benchmark.retries({"extra_data": {"gpu": {"stages": {
+        "naive": {"attempts": 1}, "tiled": {"attempts": 2, "others": [{"pid": 77, "name": "python3"}]}}}}})
     (tmp_path / "b2.json").write_text(json.dumps(bad))
     assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 3, "a changed verdict is reported"
+    assert "2: speed checks timed again because the GPU was shared: s001 ['tiled'] (seen: ['77 (python3)'])" \
+        in capsys.readouterr().out

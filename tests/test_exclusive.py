@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import types
 
@@ -53,7 +54,7 @@ def test_gpu_state_is_parsed_and_the_pinned_gpu_asked(smi, monkeypatch):
 
 def test_another_process_makes_the_gpu_shared(smi):
     smi.apps("4242, python3, 1024\n")
-    facts = exclusive.Watch(interval=0.05).start().stop()
+    facts = exclusive.Watch(interval=0.05, settle_s=0.3).start().stop()
     assert facts["shared"] and facts["others"] == [{"pid": 4242, "name": "python3", "used_memory_mib": 1024.0}]
     assert facts["before"]["name"] == "NVIDIA H100 80GB HBM3" and facts["after"]["temperature_c"] == 41.0
     assert exclusive.describe_others(facts["others"]) == "pid 4242 (python3)"
@@ -97,8 +98,44 @@ def test_a_process_seen_only_while_timing_counts(smi):
 
 def test_an_invisible_pid_before_timing_counts(smi):
     smi.apps("999999999, python3, 100\n")
-    facts = exclusive.Watch(interval=0.05).start().stop()
+    facts = exclusive.Watch(interval=0.05, settle_s=0.3).start().stop()
     assert facts["shared"] and facts["others"][0]["pid"] == 999999999
+
+
+def test_our_child_listed_after_it_ended_is_not_another(smi):
+    """The driver lists a process until its CUDA context is torn down, after it left /proc: the timing child that
+    just ended is still ours at the edge after it (a grade once retried every speed check for this)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    smi.apps(f"{child.pid}, python3, 500\n")
+    watch = exclusive.Watch(interval=0.05, settle_s=0.3).start()  # listed while alive: ours
+    child.kill()
+    child.wait()
+    facts = watch.stop()  # still listed, gone from /proc
+    assert not facts["shared"] and facts["others"] == []
+
+
+def test_a_process_that_just_ended_is_not_another_once_it_leaves_the_listing(smi):
+    """A pid gone from /proc that leaves the listing within settle_s (one of our earlier children tearing down its
+    context) is not another's; one still listed then is (test_an_invisible_pid_before_timing_counts)."""
+    smi.apps("999999998, python3, 100\n")
+    clear = threading.Timer(0.3, lambda: smi.apps(""))
+    clear.start()
+    started = time.monotonic()
+    facts = exclusive.Watch(interval=0.05, settle_s=2.0).start().stop()
+    clear.join()
+    assert not facts["shared"] and 0.25 < time.monotonic() - started < 2.0
+
+
+def test_a_pid_of_ours_reused_by_another_process_counts(smi, monkeypatch):
+    """Remembering our ended children must not hide another process that got one of their pids."""
+    stranger = _stranger()
+    monkeypatch.setattr(exclusive, "_OURS", {stranger})
+    try:
+        smi.apps(f"{stranger}, cublas_load, 2000\n")
+        facts = exclusive.Watch(interval=0.05, settle_s=0.3).start().stop()
+    finally:
+        os.kill(stranger, 9)
+    assert facts["shared"] and [a["pid"] for a in facts["others"]] == [stranger]
 
 
 def test_missing_nvidia_smi_is_recorded_not_a_verdict(monkeypatch, tmp_path):
@@ -113,7 +150,8 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     from autograder.checks import speed
     from autograder.engine.report import Check, Report, to_gradescope
     smi.apps("31337, other_training_job, 40000\n")
-    c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.1, "exclusive_poll_s": 0.05}}
+    c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.1, "exclusive_poll_s": 0.05,
+                                 "exclusive_settle_s": 0.2}}
     runs = []
 
     def run(job, inputs, timeout=None, what="", turn=None):

@@ -187,3 +187,34 @@ def test_a_kernel_that_hangs_on_every_group_costs_one_limit_and_one_grace(grade_
     assert "did not finish" in checks[0].output
     assert all("did not finish in time" in c.output for c in checks[1:]), [c.output for c in checks]
     assert [c["what"] for c in r.children].count("the correctness check") == 2
+
+
+@pytest.mark.parametrize("verdict", ["wrong", "right"])
+def test_a_gpu_tool_beside_the_correctness_check_stops_once_it_failed(cfg, tmp_path, monkeypatch, verdict):
+    """racecheck and ncu start beside the correctness child (they are the longest children of a grade); once that
+    child shows a wrong product, their verdicts cannot count, so the running tool is stopped at once. A tool of a
+    right kernel runs to its end. The tool is stood in for by a shell that sleeps (no GPU needed)."""
+    import threading
+    from concurrent.futures import Future
+    from autograder.gpu import tools
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((40, 3)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
+    right = (A.astype(np.float64) @ B).astype(np.float32)
+    result = {"right": right, "wrong": np.full_like(right, np.nan)}[verdict]
+    src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
+    g = StageGrader(src, "gpu", cfg, rng, str(tmp_path))
+    compiled, correctness = _futures({"compile": _compiled()})["compile"], Future()
+    g.futures = {"compile": compiled, "correct:rect": (correctness, {"A0": A, "B0": B})}
+    g._gate_futures = (compiled, correctness)
+    monkeypatch.setattr(tools, "find_tool", lambda name: "/bin/sh")
+    threading.Timer(1.0, correctness.set_result, [_run_result(A, B, result)]).start()
+    started = time.monotonic()
+    child, _, why = tools._tool_run(g, "races", "compute-sanitizer", lambda log: ("-c", "sleep 6"),
+                                    {"A0": A, "B0": B})
+    seconds = time.monotonic() - started
+    assert why == ""
+    if verdict == "wrong":
+        assert child.cancelled and seconds < 4, (seconds, child.problem)
+        assert "GPU tools run only on a kernel that computes the right product" in g.gate_reason("races")
+    else:
+        assert not child.cancelled and seconds >= 6 and g.gate_reason("races") == ""

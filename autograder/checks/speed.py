@@ -195,7 +195,8 @@ def _run(g, plan, turn):
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
             expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
-            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"]).start()
+            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"],
+                                            settle_s=cfg["exclusive_settle_s"]).start()
             return ""
         return wait
 

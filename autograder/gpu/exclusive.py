@@ -7,7 +7,9 @@ processes hold the GPU before the timing child starts, every ``interval``
 seconds while it runs, and after it ended, and reads the GPU's name, SM clock
 and temperature before and after. Processes of the grader itself (this
 process and its descendants: the timing child under the sandbox) are not
-"others".
+"others", also for a moment after they ended: the driver lists a process
+until its CUDA context is torn down, after it left /proc. A listed pid that
+has left /proc counts at the edges only if it is still listed `settle_s` later.
 
 The GPU is the one CUDA device 0 is in the grader's environment: the first
 entry of CUDA_VISIBLE_DEVICES (an index or a GPU-... UUID; nvidia-smi accepts
@@ -19,6 +21,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 
 GPU_FIELDS = ("name", "uuid", "clocks.sm", "clocks.max.sm", "temperature.gpu", "utilization.gpu")
 APP_FIELDS = ("pid", "process_name", "used_memory")
@@ -108,6 +111,9 @@ def descendants(root=None, proc="/proc"):
     return ours
 
 
+_OURS = set()  # pids listed on a GPU while they were this process's descendants (still ours once they ended)
+
+
 class Watch:
     """Snapshots before, during (a thread polling every `interval` s) and after the timed child.
 
@@ -115,17 +121,19 @@ class Watch:
     before and after, the processes of others seen at any point (``others``), ``shared`` and ``problem``
     (why exclusivity could not be checked, "" when it was)."""
 
-    def __init__(self, selector=None, interval=1.0, proc="/proc"):
+    def __init__(self, selector=None, interval=1.0, proc="/proc", settle_s=2.0):
         self.selector = device_selector() if selector is None else selector
-        self.interval, self.proc = interval, proc
+        self.interval, self.proc, self.settle_s = interval, proc, settle_s
         self.others, self.unresolved, self.problem, self.samples = {}, {}, "", 0
         self._stop = threading.Event()
         self._thread = None
 
     def _sample(self, edge=False):
-        """One listing. A pid that is not ours counts as another process; while the child runs (not at the edges)
-        a pid this process cannot see in /proc is only noted: in a container nvidia-smi may show host pids, our own
-        child's among them. Such a pid counts when it is also listed before the child started or after it ended."""
+        """One listing. A pid that is not ours counts as another process. A pid this process cannot see in /proc
+        is one of ours that ended if it was ours when listed before; else, while the child runs (not at the
+        edges), it is only noted: in a container nvidia-smi may show host pids, our own child's among them. At
+        the edges it counts if it is still listed after `settle_s` (a process that just ended, ours or not, is
+        gone from the listing by then; a host pid stays)."""
         apps, why = compute_apps(self.selector)
         if why:
             self.problem = why
@@ -134,14 +142,29 @@ class Watch:
         if not apps:
             return
         ours = descendants(proc=self.proc)
+        gone = {}
         for app in apps:
             pid = app["pid"]
             if pid in ours:
-                continue
-            if edge or os.path.exists(os.path.join(self.proc, str(pid))):
-                self.others.setdefault(pid, app)
+                _OURS.add(pid)
+            elif os.path.exists(os.path.join(self.proc, str(pid))):
+                self.others.setdefault(pid, app)  # alive and not ours (also a pid of ours reused by another)
+            elif pid in _OURS:
+                continue  # ours, ended: listed until its context is torn down
+            elif edge:
+                gone[pid] = app
             else:
                 self.unresolved.setdefault(pid, app)
+        deadline = time.monotonic() + self.settle_s
+        while gone and time.monotonic() < deadline:
+            time.sleep(0.1)
+            apps, why = compute_apps(self.selector)
+            if why:
+                break
+            listed = {a["pid"] for a in apps}
+            gone = {pid: app for pid, app in gone.items() if pid in listed}
+        for pid, app in gone.items():
+            self.others.setdefault(pid, app)
 
     def start(self):
         self.before = gpu_state(self.selector)

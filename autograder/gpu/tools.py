@@ -55,17 +55,17 @@ def tool_tasks(g, pool):
 
 
 def _tool_run(g, key, tool, args, inputs):
-    """(child result, the tool's log text, why the tool is missing or ''); (None, None, why) when the stage's
-    correctness children say the tool must not run (StageGrader.gate_reason waits for them)."""
-    gate = g.gate_reason(key)
-    if gate:
-        return None, None, gate
+    """(child result, the tool's log text, why the tool is missing or ''). A tool run is the longest child of a
+    stage, so it starts beside the correctness children instead of after them; it is stopped once they show that
+    its verdict cannot count (a wrong product, a kernel that does not compile, a timeout: StageGrader.gate_reason,
+    which judge_on_gpu asks before it judges a tool)."""
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
         log = os.path.join(d, "tool.log")
         result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)),
-                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run")
+                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True,
+                       unneeded=lambda: g.known_gate(key))
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""
