@@ -41,6 +41,7 @@ import contextlib
 import copy
 import csv
 import datetime
+import faulthandler
 import fcntl
 import hashlib
 import io
@@ -48,6 +49,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -231,6 +233,15 @@ _WORKER = {}
 def _init_worker(env):
     """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA."""
     os.environ.update(env)
+    _stacks_on_usr1()
+
+
+def _stacks_on_usr1():
+    """`kill -USR1 PID` makes this process print every thread's stack to stderr: where a run is waiting."""
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+    except (AttributeError, ValueError, OSError):  # no stderr with a file descriptor: nothing to print to
+        pass
 
 
 def _grade_in_worker(course, assignment, device, seed, jobs, force, student, folder):
@@ -609,6 +620,7 @@ class ClassGrader:
 
 
 def main(argv=None):
+    _stacks_on_usr1()
     p = argparse.ArgumentParser(prog="python -m course.grade_class", description=__doc__.splitlines()[0])
     p.add_argument("course", nargs="?", default=DEMO_COURSE, help="course folder (default: demo_course)")
     p.add_argument("--assignment", default=ASSIGNMENT, help="assignment name (default: %(default)s)")

@@ -363,3 +363,12 @@ def test_class_benchmark_merges_runs_graded_apart(tmp_path, capsys):
     assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 3, "a changed verdict is reported"
     assert "2: speed checks timed again because the GPU was shared: s001 ['tiled'] (seen: ['77 (python3)'])" \
         in capsys.readouterr().out
+
+
+def test_a_grading_process_prints_its_stacks_on_usr1():
+    """`kill -USR1 PID` shows where a class run waits, and does not end it."""
+    code = ("import os, signal, time\nfrom course import grade_class\ngrade_class._stacks_on_usr1()\n"
+            "os.kill(os.getpid(), signal.SIGUSR1)\ntime.sleep(0.2)\nprint('still running')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "still running" in out.stdout
+    assert "Current thread" in out.stderr and 'File "<string>"' in out.stderr, out.stderr

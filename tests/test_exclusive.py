@@ -172,3 +172,24 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     assert gpu["name"] == "NVIDIA H100 80GB HBM3" and gpu["shared"] is True
     assert gpu["stages"]["tiled"]["others"][0]["pid"] == 31337
     assert gpu["stages"]["tiled"]["before_sm_clock_mhz"] == 1980.0 and gpu["stages"]["tiled"]["attempts"] == 2
+
+
+def test_an_nvidia_smi_that_never_answers_does_not_stop_the_grade(smi):
+    """The driver can stop answering; the watch records why it could not check instead of waiting for ever."""
+    (smi.dir / "nvidia-smi").write_text("#!/bin/sh\nsleep 30\n")
+    started = time.monotonic()
+    out, why = exclusive._smi(["--query-compute-apps=pid"], timeout=1)
+    assert out is None and why == "nvidia-smi did not answer within 1 s" and time.monotonic() - started < 10
+
+
+def test_a_child_that_does_not_die_when_killed_does_not_stop_the_grade():
+    """A process stuck in a driver call outlives SIGKILL; the sandbox gives up on it after a bounded wait."""
+    from autograder.sandbox import run
+
+    class Stuck:
+        pid = 2 ** 22 + 12345  # no such process group
+
+        def wait(self, timeout=None):
+            assert timeout is not None, "waited without a bound"
+            raise subprocess.TimeoutExpired("child", timeout)
+    assert run._kill_group(Stuck(), wait=0.1) is False

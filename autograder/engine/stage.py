@@ -46,17 +46,14 @@ def module_constant(source, name):
 
 class _Cut:
     """The `cancel` of one child (sandbox.run_child polls is_set): set once another child of the stage ran out of
-    time and this one has had `grace` seconds since then (or since it started, if later), or once `unneeded()`
-    says its result cannot count."""
+    time and this one has had `grace` seconds since then (or since it started, if later)."""
 
-    def __init__(self, grader, grace, unneeded=None):
-        self.grader, self.grace, self.started, self.unneeded = grader, grace, time.monotonic(), unneeded
+    def __init__(self, grader, grace):
+        self.grader, self.grace, self.started = grader, grace, time.monotonic()
 
     def is_set(self):
         at = self.grader.timeout_at
-        if at is not None and time.monotonic() > max(at, self.started) + self.grace:
-            return True
-        return self.unneeded is not None and bool(self.unneeded())
+        return at is not None and time.monotonic() > max(at, self.started) + self.grace
 
 
 class _Part:
@@ -122,14 +119,12 @@ class StageGrader:
         return {"task": task, "device": device, "module": self.stage.module, "module_path": self.module_path,
                 "kernel": self.stage.kernel, "launcher": self.stage.launcher, **extra}
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            unneeded=None):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments, the GPU tools; speed is gated in gate_reason) is not run, and every other child still
         running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
         kernel that never ends costs one derived limit per stage, not one per child. `work`: seconds the child
-        has left once it says its kernels are about to run (sandbox.run_child). `unneeded`: polled; once true the
-        child is stopped (its result would not count)."""
+        has left once it says its kernels are about to run (sandbox.run_child)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if self.timed_out and later:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
@@ -139,7 +134,7 @@ class StageGrader:
             dirs = ((self.kernel_dir, "stage", True),) + (((grader, "grader", False),) if grader else ())
         began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"], unneeded), turn, work, dirs)
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,
@@ -270,13 +265,12 @@ class StageGrader:
         if not futures:
             return futures
         waiting = waiting or pool
-        # Correctness next, with the GPU tools beside it (the longest children of a stage: they are judged only
-        # for a kernel that passed correctness, and stopped once it did not), and speed last. Every group of shapes of
+        # Correctness next, with the GPU tools beside it (the longest children of a stage; they are judged only
+        # for a kernel that passed correctness), and speed last. Every group of shapes of
         # the check runs in one child (one start-up, not one per group; run_correctness).
         groups = self.shape_groups()
         drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
         together = pool.submit(self.run_correctness, groups, drawn)
-        self._gate_futures = (futures["compile"], together)
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.sim_instrument_keys():
@@ -310,13 +304,6 @@ class StageGrader:
                     + ("speed counts only for a correct kernel" if key == "speed" else
                        "the GPU tools run only on a kernel that computes the right product"))
         return ""
-
-    def known_gate(self, key):
-        """gate_reason(key) once the compile and correctness children have ended, without waiting: "" while one of
-        them still runs. A GPU tool, started beside them, polls this to stop as soon as its verdict cannot count."""
-        if not all(f.done() for f in getattr(self, "_gate_futures", ())):
-            return ""
-        return self.gate_reason(key)
 
     def _compute_gate(self):
         if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu.py times speed alone)

@@ -42,12 +42,21 @@ def _smi(args, timeout=10):
     if not smi:
         return None, "nvidia-smi is not on PATH"
     try:
-        out = subprocess.run([smi, *args], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = subprocess.Popen([smi, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
         return None, f"nvidia-smi failed: {type(exc).__name__}"
-    if out.returncode != 0:
-        return None, f"nvidia-smi exited {out.returncode}: {(out.stderr or out.stdout).strip()[:200]}"
-    return out.stdout, ""
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # not waited for without end: an nvidia-smi stuck in the driver must not stop the grade
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        return None, f"nvidia-smi did not answer within {timeout} s"
+    if proc.returncode != 0:
+        return None, f"nvidia-smi exited {proc.returncode}: {(stderr or stdout).strip()[:200]}"
+    return stdout, ""
 
 
 def _number(text):

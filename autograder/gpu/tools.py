@@ -56,16 +56,15 @@ def tool_tasks(g, pool):
 
 def _tool_run(g, key, tool, args, inputs):
     """(child result, the tool's log text, why the tool is missing or ''). A tool run is the longest child of a
-    stage, so it starts beside the correctness children instead of after them; it is stopped once they show that
-    its verdict cannot count (a wrong product, a kernel that does not compile, a timeout: StageGrader.gate_reason,
-    which judge_on_gpu asks before it judges a tool)."""
+    stage, so it starts beside the correctness children instead of after them; its verdict counts only where they
+    passed (StageGrader.gate_reason, asked by judge_on_gpu). It is not stopped when they fail: the grade waits for
+    the other stages' tools anyway, and a tool killed while it runs a kernel can leave the GPU driver stuck."""
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
         log = os.path.join(d, "tool.log")
         result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)),
-                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True,
-                       unneeded=lambda: g.known_gate(key))
+                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""

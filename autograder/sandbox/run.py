@@ -117,10 +117,16 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                 timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
             finally:
                 os.close(started_r)
-            _kill_group(proc)
+            stuck = not _kill_group(proc)
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
                              sandbox=name, uid=box.uid, started=said[0])
+        if stuck:
+            result.timed_out = True
+            result.problem = (f"not gradable: the check's process did not end within {KILL_WAIT_S:.0f} s of being "
+                              "killed: it is stuck in the operating system, usually in the GPU driver. Tell the "
+                              "instructor: the GPU may need a reset before grading goes on")
+            return result
         if refused:
             result.cancelled, result.problem = True, refused
             return result
@@ -207,12 +213,21 @@ def _drain(pipe, said):
         said[0] += words.count(b"b")
 
 
-def _kill_group(proc):
+KILL_WAIT_S = 30.0  # a killed process still running after this is stuck in the kernel (a GPU driver call)
+
+
+def _kill_group(proc, wait=None):
+    """Kill the child's process group; True once the child ended, False if it is still there after `wait` s (a
+    grade must not hang on one process the driver never lets go)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
+    try:
+        proc.wait(timeout=KILL_WAIT_S if wait is None else wait)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _tail(path, limit):

@@ -91,7 +91,15 @@ CONF
 { echo "AutoDetect=off"; for f in $gpu_files; do echo "NodeName=gradenode Name=gpu File=$f"; done; } > "$dir/gres.conf"
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF" || fail "slurmctld did not start: $(tail -3 "$dir/slurmctld.log" 2>/dev/null)"
-slurmd -f "$SLURM_CONF" -N gradenode || fail "slurmd did not start: $(tail -3 "$dir/slurmd.log" 2>/dev/null)"
+# slurmd loads a cgroup plugin even though this cluster tracks processes without cgroups. Its cgroup/v2 plugin
+# needs D-Bus (libdbus and systemd's bus), which a container on a cgroup v2 host often lacks ("cannot create
+# cgroup context for cgroup/v2"); the cgroup/v1 plugin loads without it, so that is the one tried next.
+if ! slurmd -f "$SLURM_CONF" -N gradenode; then
+  grep -q "cgroup" "$dir/slurmd.log" 2>/dev/null || fail "slurmd did not start: $(tail -3 "$dir/slurmd.log" 2>/dev/null)"
+  echo "CgroupPlugin=cgroup/v1" > "$dir/cgroup.conf"
+  slurmd -f "$SLURM_CONF" -N gradenode \
+    || fail "slurmd did not start, with the autodetected cgroup plugin nor cgroup/v1: $(tail -3 "$dir/slurmd.log" 2>/dev/null)"
+fi
 for _ in $(seq 60); do
   if sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then
     echo "$SLURM_CONF"
