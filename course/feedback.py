@@ -158,7 +158,8 @@ def timing_summary(rows):
                 keys.append(k)
     if not keys:
         return ""
-    order = ["total_s", "children_s", "startup_s", "compile_s", "checks_s", "speed_s", "cpu_s"]
+    order = ["total_s", "children_s", "startup_s", "imports_s", "module_s", "cuda_ctx_s", "outside_s", "compile_s",
+             "checks_s", "speed_s", "cpu_s"]
     keys.sort(key=lambda k: (order.index(k) if k in order else len(order), k))
     parts = []
     for k in keys:
