@@ -260,7 +260,7 @@ class SlurmRun:
                     f"they ask for more than the partition's nodes have; lower [slurm] cpus_per_task "
                     f"({self.s['cpus_per_task']}), mem or time_limit in the course's autograder.toml, or pick "
                     f"another partition, then scancel {' '.join(job_ids)} and run this again")
-            live = sum(1 for s in states.values() if s.strip() in IN_FLIGHT)
+            live = sum(1 for s in states.values() if s in IN_FLIGHT)
             if not live:
                 return
             if live != shown:

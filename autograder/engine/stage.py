@@ -257,17 +257,17 @@ class StageGrader:
         return futures
 
     def start_checks(self, pool, waiting=None):
-        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the children
-        that start at once; `waiting` (default `pool`) those that first wait for others: the GPU tools wait for the
-        correctness check, and the timing child, once prepared, for the GPU to be the grader's alone
-        (checks/speed.py)."""
+        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
+        and instrument children; `waiting` (default `pool`) the GPU tools (they run beside correctness, but are
+        judged only after it) and the timing child, which waits for correctness and then, once prepared, for the GPU
+        to be the grader's alone (checks/speed.py)."""
         futures = self.futures
         if not futures:
             return futures
         waiting = waiting or pool
         # Correctness next, with the GPU tools beside it (the longest children of a stage; they are judged only
-        # for a kernel that passed correctness), and speed last. Every group of shapes of
-        # the check runs in one child (one start-up, not one per group; run_correctness).
+        # for a kernel that passed correctness), and speed last. Every group of shapes of the check runs in one
+        # child (one start-up, not one per group; run_correctness).
         groups = self.shape_groups()
         drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
         together = pool.submit(self.run_correctness, groups, drawn)

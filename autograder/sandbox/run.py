@@ -45,8 +45,8 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
     is_set() method, polled four times a second) once it is set. The child tells on a pipe where its work is
     (child/entry.tell: each shape it begins, and its kernels about to run); with `work` (seconds), from each time
-    its kernels are about to run it has at most `work` seconds left, so a kernel that never ends is stopped soon after its launch rather
-    than at the end of a limit sized for a slow start.
+    its kernels are about to run it has at most `work` seconds left, so a kernel that never ends is stopped soon
+    after its launch rather than at the end of a limit sized for a slow start.
 
     `dirs`: (host folder, name, writable) triples the child sees as /kernels/<name> (job["kernel_dirs"][name]):
     the compiled-kernel caches of autograder/child/kernel_cache.py.
@@ -216,7 +216,7 @@ def _drain(pipe, said):
 KILL_WAIT_S = 30.0  # a killed process still running after this is stuck in the kernel (a GPU driver call)
 
 
-def _kill_group(proc, wait=None):
+def _kill_group(proc, wait=KILL_WAIT_S):
     """Kill the child's process group; True once the child ended, False if it is still there after `wait` s (a
     grade must not hang on one process the driver never lets go)."""
     try:
@@ -224,7 +224,7 @@ def _kill_group(proc, wait=None):
     except (ProcessLookupError, PermissionError):
         pass
     try:
-        proc.wait(timeout=KILL_WAIT_S if wait is None else wait)
+        proc.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         return False
     return True
