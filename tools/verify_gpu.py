@@ -12,7 +12,9 @@ contexts, on a host whose every core is busy), the GPU-tier test suite
 (every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
 challenge's optimisation ladder against cuBLAS, verdict stability (the same
 speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
-the agreement of the simulator's instruments with racecheck and ncu, and slurm (a
+the agreement of the simulator's instruments with racecheck and ncu, scaling (what
+two grades at once on two GPUs cost each other, against CPU load alone: the host's
+cores, CUDA contexts, whole grades), and slurm (a
 class graded through a one-node Slurm cluster on the host's GPUs against a local
 run). It prints
 Markdown rows for BENCHMARKS.md and writes them to --out.
@@ -47,7 +49,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
 DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
-ALL_PARTS = ["slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
+ALL_PARTS = ["scaling", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
              "agreement"]
 LOAD_SCRIPT = """
 import sys, time
@@ -414,6 +416,96 @@ def part_contention(cfg):
     return "\n".join(lines) + "\n"
 
 
+GRADE_ONE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from autograder import config, engine
+r = engine.grade(sys.argv[2], device="gpu", seed=int(sys.argv[3]), cfg=config.load())
+print("RESULT " + json.dumps({"score": r.score, "seconds": r.seconds, "timing": r.timing}), flush=True)
+"""
+SPIN_FIXED = "import time, sys\nt = time.perf_counter()\nx = 0\nfor i in range(int(sys.argv[1])): x += i\nprint(time.perf_counter() - t)"
+CONTEXT_ONE = ("import time; t = time.perf_counter(); from numba import cuda; u = time.perf_counter(); "
+               "cuda.current_context(); print(u - t, time.perf_counter() - u)")
+
+
+def _parallel(argvs, envs=None, cpus=None):
+    """Start every command at once; their stdout lines, in order."""
+    procs = []
+    for i, argv in enumerate(argvs):
+        env = {**os.environ, **((envs or [{}] * len(argvs))[i])}
+        pre = ["taskset", "-c", cpus[i]] if cpus and cpus[i] and shutil.which("taskset") else []
+        procs.append(subprocess.Popen(pre + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      cwd=ROOT))
+    return [p.communicate()[0] for p in procs]
+
+
+def part_scaling(cfg):
+    """Why a grade is slower beside a second worker: the host's cores under load (a fixed loop in N processes),
+    CUDA contexts made at once (on one GPU, on two), and whole grades of solutions/ alone, two at once on two
+    GPUs, beside spinning processes, and on half the cores."""
+    lines = ["### What two workers cost each other", ""]
+    cpu_max = open("/sys/fs/cgroup/cpu.max").read().strip() if os.path.exists("/sys/fs/cgroup/cpu.max") else "-"
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout if shutil.which("lscpu") else ""
+    keep = [ln.strip() for ln in lscpu.splitlines() if ln.split(":")[0].strip() in
+            ("Model name", "Thread(s) per core", "Core(s) per socket", "Socket(s)", "CPU(s)", "CPU max MHz", "NUMA node(s)")]
+    lines.append(f"Host: {os.cpu_count()} CPUs; {'; '.join(keep)}; cgroup cpu.max {cpu_max}.")
+    lines += ["", "| processes at once | a fixed loop: seconds each (median, max) |", "|---|---|"]
+    loop = [sys.executable, "-c", SPIN_FIXED, "10000000"]
+    for n in (1, 4, 8, 16, 24, 32):
+        t = [float(x) for x in _parallel([loop] * n)]
+        lines.append(f"| {n} | {statistics.median(t):.2f}, {max(t):.2f} |")
+        print(lines[-1], flush=True)
+    gpus = len(glob.glob("/dev/nvidia[0-9]*"))
+    lines += ["", "| CUDA contexts made at once | `from numba import cuda` s (median) | context s (median, max) |",
+              "|---|---|---|"]
+    for n, spread in ((1, 1), (8, 1), (8, 2), (16, 1), (16, 2)):
+        if spread > gpus:
+            continue
+        envs = [{"CUDA_VISIBLE_DEVICES": str(i % spread)} for i in range(n)]
+        out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
+        imp, ctx = [float(a) for a, _ in out], [float(b) for _, b in out]
+        lines.append(f"| {n} on {spread} GPU{'s' if spread > 1 else ''} | {statistics.median(imp):.2f} | "
+                     f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
+        print(lines[-1], flush=True)
+    keys = ["total_s", "children_s", "startup_s", "outside_s", "imports_s", "module_s", "cuda_ctx_s", "compile_s",
+            "speed_s", "cpu_s"]
+    lines += ["", "| grades of solutions/ | score | " + " | ".join(keys) + " |", "|---" * (2 + len(keys)) + "|"]
+    sol = os.path.join(ROOT, "solutions")
+    grade = lambda seed: [sys.executable, "-c", GRADE_ONE, ROOT, sol, str(seed)]
+    spin = lambda n: [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    half = f"0-{(os.cpu_count() or 2) // 2 - 1}"
+    conditions = [("alone, GPU 0", 1, 0, None), ("two at once, GPUs 0 and 1", 2, 0, None), ("alone, GPU 0", 1, 0, None),
+                  ("two at once, GPUs 0 and 1", 2, 0, None), ("beside 8 spinning processes", 1, 8, None),
+                  ("beside 16 spinning processes", 1, 16, None), (f"alone on CPUs {half}", 1, 0, half),
+                  ("two at once, each on half the CPUs", 2, 0, "split")]
+    for r, (label, n, spinning, cpus) in enumerate(conditions):
+        if n > gpus:
+            continue
+        cpu_sets = None
+        if cpus == "split":
+            h = (os.cpu_count() or 2) // 2
+            cpu_sets = [f"0-{h - 1}", f"{h}-{2 * h - 1}"]
+        elif cpus:
+            cpu_sets = [cpus]
+        hogs = spin(spinning)
+        try:
+            outs = _parallel([grade(900 + 10 * r + i) for i in range(n)], [{"CUDA_VISIBLE_DEVICES": str(i)} for i in range(n)],
+                             cpu_sets)
+        finally:
+            for h in hogs:
+                h.kill()
+                h.wait()
+        for i, out in enumerate(outs):
+            got = [json.loads(ln[7:]) for ln in out.splitlines() if ln.startswith("RESULT ")]
+            if not got:
+                lines.append(f"| {label} ({i}) | failed: {out.strip()[-200:]} |")
+                continue
+            t = got[0]["timing"]
+            lines.append(f"| {label} ({i}) | {got[0]['score']:g} | " + " | ".join(f"{t.get(k, float('nan')):.1f}" for k in keys) + " |")
+            print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n"
+
+
 def part_slurm(students=6):
     """A generated class graded through a one-node Slurm cluster on this host's GPUs (tests/slurm/start-cluster.sh
     with the GPUs as GRES; a carried Slurm in .slurm/ is installed first where the host has none,
@@ -511,6 +603,8 @@ def main(argv=None):
                 json.dump(rows, f, indent=2)
         elif part == "slurm":
             sections.append(part_slurm())
+        elif part == "scaling":
+            sections.append(part_scaling(cfg))
         elif part == "stability":
             sections.append(part_stability(cfg))
         elif part == "slowed":
