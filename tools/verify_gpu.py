@@ -49,7 +49,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
 DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
-ALL_PARTS = ["scaling", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
+ALL_PARTS = ["scaling", "contexts", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
              "agreement"]
 LOAD_SCRIPT = """
 import sys, time
@@ -425,7 +425,12 @@ print("RESULT " + json.dumps({"score": r.score, "seconds": r.seconds, "timing": 
 """
 SPIN_FIXED = "import time, sys\nt = time.perf_counter()\nx = 0\nfor i in range(int(sys.argv[1])): x += i\nprint(time.perf_counter() - t)"
 CONTEXT_ONE = ("import time; t = time.perf_counter(); from numba import cuda; u = time.perf_counter(); "
-               "cuda.current_context(); print(u - t, time.perf_counter() - u)")
+               "from numba.cuda.cudadrv.driver import driver; driver.get_device_count(); v = time.perf_counter(); "
+               "cuda.current_context(); print(u - t, time.perf_counter() - u, v - u)")
+CONTEXT_VARIANTS = [("default", {}), ("CUDA_DEVICE_MAX_CONNECTIONS=1", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
+                    ("CUDA_MODULE_LOADING=EAGER", {"CUDA_MODULE_LOADING": "EAGER"}),
+                    ("CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA_DEVICE_MAX_COPY_CONNECTIONS=1",
+                     {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_DEVICE_MAX_COPY_CONNECTIONS": "1"})]
 
 
 def _parallel(argvs, envs=None, cpus=None):
@@ -463,7 +468,7 @@ def part_scaling(cfg):
             continue
         envs = [{"CUDA_VISIBLE_DEVICES": str(i % spread)} for i in range(n)]
         out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
-        imp, ctx = [float(a) for a, _ in out], [float(b) for _, b in out]
+        imp, ctx = [float(a[0]) for a in out], [float(a[1]) for a in out]
         lines.append(f"| {n} on {spread} GPU{'s' if spread > 1 else ''} | {statistics.median(imp):.2f} | "
                      f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
         print(lines[-1], flush=True)
@@ -503,6 +508,54 @@ def part_scaling(cfg):
             t = got[0]["timing"]
             lines.append(f"| {label} ({i}) | {got[0]['score']:g} | " + " | ".join(f"{t.get(k, float('nan')):.1f}" for k in keys) + " |")
             print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n"
+
+
+def _grade_rows(label, n, env, cpus=None, seed=950):
+    """Grades of solutions/ started at once (one per GPU), each its row of the time breakdown."""
+    keys = ["total_s", "children_s", "startup_s", "imports_s", "module_s", "cuda_ctx_s", "compile_s", "speed_s", "cpu_s"]
+    argv = [sys.executable, "-c", GRADE_ONE, ROOT, os.path.join(ROOT, "solutions")]
+    outs = _parallel([argv + [str(seed + i)] for i in range(n)], [{**env, "CUDA_VISIBLE_DEVICES": str(i)} for i in range(n)],
+                     cpus)
+    rows = []
+    for i, out in enumerate(outs):
+        got = [json.loads(ln[7:]) for ln in out.splitlines() if ln.startswith("RESULT ")]
+        if not got:
+            rows.append(f"| {label} ({i}) | failed: {out.strip()[-200:]} |")
+            continue
+        t = got[0]["timing"]
+        rows.append(f"| {label} ({i}) | {got[0]['score']:g} | " + " | ".join(f"{t.get(k, float('nan')):.1f}" for k in keys) + " |")
+        print(rows[-1], flush=True)
+    return ["| grades of solutions/ | score | " + " | ".join(keys) + " |", "|---" * (2 + len(keys)) + "|"], rows
+
+
+def part_contexts(cfg):
+    """What a CUDA context costs, alone and 16 at once over the host's GPUs, under driver settings that may make
+    it cheaper; then whole grades alone and two at once (each on half the CPUs) under the cheapest."""
+    lines = ["### CUDA contexts: settings", "", "| setting | at once | `from numba import cuda` s | cuInit s | "
+             "context s (median, max) |", "|---|---|---|---|---|"]
+    gpus = max(1, len(glob.glob("/dev/nvidia[0-9]*")))
+    best = (float("inf"), "default", {})
+    for label, env in CONTEXT_VARIANTS:
+        for n in (1, 16):
+            envs = [{**env, "CUDA_VISIBLE_DEVICES": str(i % gpus)} for i in range(n)]
+            out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
+            if not out:
+                lines.append(f"| {label} | {n} | failed | | |")
+                continue
+            imp, ctx, init = ([float(a[k]) for a in out] for k in range(3))
+            lines.append(f"| {label} | {n} | {statistics.median(imp):.2f} | {statistics.median(init):.2f} | "
+                         f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
+            print(lines[-1], flush=True)
+            if n == 16 and statistics.median(ctx) < best[0]:
+                best = (statistics.median(ctx), label, env)
+    h = (os.cpu_count() or 2) // 2
+    lines += ["", f"Grades under: {best[1]}.", ""]
+    head, rows = _grade_rows("alone", 1, best[2])
+    lines += head + rows
+    for label, env in (("two at once, half the CPUs each", best[2]), ("two at once, half the CPUs each, default", {})):
+        if gpus >= 2:
+            lines += _grade_rows(label, 2, env, [f"0-{h - 1}", f"{h}-{2 * h - 1}"])[1]
     return "\n".join(lines) + "\n"
 
 
@@ -605,6 +658,8 @@ def main(argv=None):
             sections.append(part_slurm())
         elif part == "scaling":
             sections.append(part_scaling(cfg))
+        elif part == "contexts":
+            sections.append(part_contexts(cfg))
         elif part == "stability":
             sections.append(part_stability(cfg))
         elif part == "slowed":
