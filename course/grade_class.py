@@ -560,22 +560,23 @@ class ClassGrader:
                 finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
                 for fut in finished:
                     i, student = running.pop(fut)
+                    graded, staged = False, None
                     try:
-                        staged = fut.result()
+                        staged, graded = fut.result(), True
                     except concurrent.futures.process.BrokenProcessPool:
                         failed.append((student, f"the worker on {slots[i][0]} died"))
                         pools[i].shutdown(wait=False)
                         pools[i] = new(slots[i][1])
                     except Exception as exc:  # one student's failure does not stop the class
                         failed.append((student, f"{type(exc).__name__}: {exc}"))
-                    else:
+                    feed(i)  # the worker's next student first: its GPU does not wait while this process stores
+                    if graded:
                         if staged:
                             self.collect_one(gb, student, folders[student], staged)
                             self.write_csv(self.rows())
                         done += 1
                     bar.update(1)
                     bar.set_postfix_str(f"{student} ({slots[i][0]})")
-                    feed(i)
         finally:
             for p in pools:
                 p.shutdown(wait=not running, cancel_futures=True)

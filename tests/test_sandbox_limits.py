@@ -22,3 +22,14 @@ def test_wrapper_leaves_unset_limits_alone():
                        capture_output=True, text=True, timeout=60)
     rows = eval(p.stdout)
     assert rows[0] == (5, 10) and rows[3:] == inherited[3:]
+
+
+def test_gpu_children_get_one_hardware_queue_and_the_environment_may_override_it(monkeypatch):
+    from autograder.sandbox.box import child_env
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.delenv("CUDA_DEVICE_MAX_COPY_CONNECTIONS", raising=False)
+    gpu = child_env("gpu", "/tmp/x")
+    assert gpu["CUDA_DEVICE_MAX_CONNECTIONS"] == "1" and gpu["CUDA_DEVICE_MAX_COPY_CONNECTIONS"] == "1"
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in child_env("sim", "/tmp/x")  # the simulator has no queues
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
+    assert child_env("gpu", "/tmp/x")["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"

@@ -90,6 +90,12 @@ def task_run(job, module, inputs, tell=lambda word: None):
     if job["device"] == "gpu":
         cuda.current_context()
     facts["cuda_init_s"] = time.perf_counter() - began
+    if job.get("compile_facts"):  # a GPU correctness child compiles the kernel anyway: the compile check's facts
+        # come from here, not from a child (and a CUDA context) of their own
+        try:
+            facts["compile"] = task_compile(job, module)[0]
+        except Exception as exc:
+            facts["compile"] = {"task_error": describe_error(exc, job["module_path"])}
     for i in range(job["count"]):
         tell(b"b")
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]

@@ -42,7 +42,8 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
             graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module),
                                        grader_kernels))
-        # Every compile child first; then the stages with GPU tools, whose children end last.
+        # Every compile check first (a child of its own in the simulator tier); then the stages with GPU tools,
+        # whose children end last.
         ordered = sorted(graders, key=lambda g: -g.tool_count())
         for g in ordered:
             g.start_compile(pool)

@@ -80,6 +80,35 @@ def _slice(result, a, b, problem):
                                started=result.started)
 
 
+class _CompileFacts:
+    """The compile check's child result on a GPU. The correctness child compiles the kernel anyway, so it reports
+    the compile facts too (one child and one CUDA context fewer per stage); where no correctness child delivered
+    them (it crashed or never ended, or the stage stopped first), a compile child runs instead, once, before any
+    timing (the engine waits on exception() before the GPU is timed)."""
+
+    def __init__(self, grader):
+        self.grader, self.correctness, self._lock, self._result = grader, None, threading.Lock(), None
+
+    def result(self):
+        with self._lock:
+            if self._result is None:
+                self._result = self._reported() or self.grader.compile_child()
+            return self._result
+
+    def exception(self):
+        self.result()
+        return None
+
+    def _reported(self):
+        if self.correctness is None or self.correctness.exception() is not None:
+            return None
+        for part in self.correctness.result().values():
+            facts = part.facts.get("compile")
+            if isinstance(facts, dict):
+                return sandbox.ChildResult(facts=facts, seconds=0.0, sandbox=part.sandbox, uid=part.uid)
+        return None
+
+
 class StageGrader:
     """The checks of one stage of one submission: `start_compile` and then `start_checks` start the children,
     `judge` scores their facts."""
@@ -188,8 +217,8 @@ class StageGrader:
                     inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
                     i += 1
             what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
-            result = self.run(self.job("run", self.device, count=len(shapes)), inputs, (),
-                              self.run_timeout(shapes, self.device), what, False, None,
+            job = self.job("run", self.device, count=len(shapes), compile_facts=self.device == "gpu")
+            result = self.run(job, inputs, (), self.run_timeout(shapes, self.device), what, False, None,
                               self.after_start(shapes, self.device))
             done = len(result.facts.get("shapes", []))
             # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
@@ -239,22 +268,24 @@ class StageGrader:
         return self.stage.sim_shape_groups(tile)
 
     def start_compile(self, pool):
-        """The static scan, then the compile child. A grade starts every stage's
-        compile child before any other child, so that on a GPU the later children of a stage more often find its
-        kernels compiled (child/kernel_cache.py)."""
+        """The static scan, then the compile check: in the simulator tier a child of its own, which a grade starts
+        before any other child; on a GPU the correctness child reports its facts (_CompileFacts)."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
         self.shortcut, self.findings = shortcuts.judge(self)
         if self.stubs or self.findings:  # nothing to learn from running it: no children
             self.futures = {}
             return {}
+        self.futures = {"compile": _CompileFacts(self) if self.device == "gpu" else pool.submit(self.compile_child)}
+        return self.futures
+
+    def compile_child(self):
+        """The compile check's own child: on a GPU, the kernel as its driver loads it; in the simulator tier, PTX
+        for the configured compute capability."""
         cc = self.cfg["grading"]["compute_capability"]
-        compile_device = "gpu" if self.device == "gpu" else "ptx"
         lim = self.cfg["limits"]
-        compile_timeout = lim["gpu_start_s"] if self.device == "gpu" else lim["sim_start_s"]
-        futures = {"compile": pool.submit(self.run, self.job("compile", compile_device, cc=cc), None, (),
-                                          compile_timeout, "the compile check")}
-        self.futures = futures
-        return futures
+        if self.device == "gpu":
+            return self.run(self.job("compile", "gpu", cc=cc), None, (), lim["gpu_start_s"], "the compile check")
+        return self.run(self.job("compile", "ptx", cc=cc), None, (), lim["sim_start_s"], "the compile check")
 
     def start_checks(self, pool, waiting=None):
         """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
@@ -271,6 +302,8 @@ class StageGrader:
         groups = self.shape_groups()
         drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
         together = pool.submit(self.run_correctness, groups, drawn)
+        if isinstance(futures["compile"], _CompileFacts):
+            futures["compile"].correctness = together
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.sim_instrument_keys():
