@@ -131,5 +131,16 @@ def test_kernel_that_never_ends_on_gpu(grade_text):
     # stopped after_start_s (10 s) after its launch, not at the end of the 60 s limit
     assert "did not finish within 10 s of its kernels' launch" in failed(r, "correct")
     assert time.monotonic() - started < 45
+    # the correctness child never delivered the compile facts: the compile check's own child ran instead
+    passed(r, "compiles")
     # the GPU is usable again right after the kill
     passed(grade_text("naive", solution_text("naive"), device="gpu"), "correct")
+
+
+def test_kernel_the_gpu_compiler_rejects(grade_text):
+    """On a GPU the compile facts come from the correctness child: a kernel the compiler rejects still fails the
+    compile check with the compiler's message (and correctness, which cannot launch it)."""
+    text = mutate("tiled", ("cuda.shared.array((TILE, TILE), float32)", "cuda.shared.array((A.shape[0], TILE), float32)"))
+    r = grade_text("tiled", text, device="gpu")
+    assert "rejected the kernel" in failed(r, "compiles")
+    failed(r, "correct")
