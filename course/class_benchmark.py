@@ -98,6 +98,20 @@ def retries(results):
             for name, facts in stages.items() if facts.get("attempts", 1) > 1]
 
 
+def host_cpu():
+    """CPU seconds of the whole host so far (/proc/stat): busy (user, system, interrupts) and steal (what a virtual
+    machine's CPUs waited for the hypervisor); {} where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    fields += [0] * (8 - len(fields))
+    user, nice, system, idle, iowait, irq, softirq, steal = fields[:8]
+    return {"busy": (user + nice + system + irq + softirq) / tick, "steal": steal / tick}
+
+
 def medians(per_student):
     keys = sorted({k for v in per_student.values() for k, x in v["timing"].items()
                    if k.endswith("_s") and isinstance(x, (int, float))})
@@ -161,9 +175,10 @@ def main(argv=None):
         shutil.copytree(template, course)
         cmd = [sys.executable, "-m", "course.grade_class", course, "--device", device, "--seed", str(args.seed),
                "--gpus" if device == "gpu" else "--workers", str(n)]
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), host_cpu()
         proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
+        cpu = {k: round(host_cpu().get(k, 0) - v, 1) for k, v in cpu_before.items()}
         with open(os.path.join(out, f"graded-{n}.log"), "w", encoding="utf-8") as f:
             f.write(proc.stdout)
         if proc.returncode != 0:
@@ -173,7 +188,7 @@ def main(argv=None):
             return 1
         per_student = verdicts(course, roster)
         runs.append({"count": n, "wall_s": round(wall, 1), "median_per_submission": medians(per_student),
-                     "students": per_student})
+                     "host_cpu_s": cpu, "students": per_student})
         print(f"{n} {'GPUs' if device == 'gpu' else 'workers'}: {wall:.1f} s for {len(roster)} submissions "
               f"({wall / len(roster):.1f} s each)", flush=True)
     return summarize(out, runs, roster, device, args.seed, args.check_timeout)
@@ -202,6 +217,11 @@ def summarize(out, runs, roster, device, seed, check_timeout):
     for r in runs:
         med = ", ".join(f"{k[:-2]} {v:g}" for k, v in r["median_per_submission"].items())
         print(f"{r['count']:>5}  {r['wall_s']:>7.1f}  {efficiency[str(r['count'])]:>10.2f}  {med}")
+    for r in runs:
+        cpu = r.get("host_cpu_s") or {}
+        if cpu:
+            print(f"{r['count']}: host CPUs busy {cpu.get('busy', 0) / r['wall_s']:.1f} on average, "
+                  f"steal {cpu.get('steal', 0) / r['wall_s']:.2f} (CPU s per s of the run)")
     for r in runs:
         again = {s: v.get("retries") for s, v in r["students"].items() if v.get("retries")}
         print(f"{r['count']}: speed checks timed again because the GPU was shared: "

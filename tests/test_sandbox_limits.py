@@ -33,3 +33,18 @@ def test_gpu_children_get_one_hardware_queue_and_the_environment_may_override_it
     assert "CUDA_DEVICE_MAX_CONNECTIONS" not in child_env("sim", "/tmp/x")  # the simulator has no queues
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
     assert child_env("gpu", "/tmp/x")["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"
+
+
+def test_the_grader_writes_its_own_bytecode_for_the_children():
+    """Children cannot write bytecode (PYTHONDONTWRITEBYTECODE, a read-only package): the parent writes it first, so
+    no child compiles the grader's modules again."""
+    import importlib.util
+    import os
+    from autograder.sandbox import backends
+    from autograder.sandbox.paths import PACKAGE
+    source = os.path.join(PACKAGE, "sim", "recorder.py")
+    cached = importlib.util.cache_from_source(source)
+    if os.path.exists(cached):
+        os.remove(cached)
+    assert backends.precompile()
+    assert os.path.exists(cached) and os.path.getmtime(cached) >= os.path.getmtime(source)
