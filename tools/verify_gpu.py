@@ -12,7 +12,8 @@ contexts, on a host whose every core is busy), the GPU-tier test suite
 (every test marked gpu: solutions, stubs, known-bad and adversarial submissions), the
 challenge's optimisation ladder against cuBLAS, verdict stability (the same
 speed check 10 times; a solution slowed to 0.9x and 1.1x of its threshold) and
-the agreement of the simulator's instruments with racecheck and ncu, scaling (what
+the agreement of the simulator's instruments with racecheck and ncu, cpu (where the
+host's CPU seconds go during one grade, per program), scaling (what
 two grades at once on two GPUs cost each other, against CPU load alone: the host's
 cores, CUDA contexts, whole grades), and slurm (a
 class graded through a one-node Slurm cluster on the host's GPUs against a local
@@ -49,7 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TEST_FILES = ["tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
 DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
-ALL_PARTS = ["scaling", "contexts", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
+ALL_PARTS = ["scaling", "contexts", "cpu", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
              "agreement"]
 LOAD_SCRIPT = """
 import sys, time
@@ -559,6 +560,64 @@ def part_contexts(cfg):
     return "\n".join(lines) + "\n"
 
 
+def _cpu_by_pid():
+    """{pid: (command name, CPU s so far)} of every process on the host (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1:text.rindex(")")]
+            fields = text[text.rindex(")") + 2:].split()
+            out[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def part_cpu(cfg):
+    """Where the host's CPU seconds go while one grade of solutions/ runs: every process sampled every 0.1 s, its last
+    reading summed per program (a process that ends between samples loses at most its last 0.1 s)."""
+    import threading
+    seen, stop = {}, threading.Event()
+    before = _cpu_by_pid()
+
+    def sample():
+        while not stop.is_set():
+            for pid, (name, cpu) in _cpu_by_pid().items():
+                seen[pid] = (name, cpu - (before[pid][1] if pid in before and before[pid][0] == name else 0.0))
+            time.sleep(0.1)
+    thread = threading.Thread(target=sample, daemon=True)
+    with open("/proc/stat") as f:
+        host0 = [int(x) for x in f.readline().split()[1:]]
+    thread.start()
+    started = time.perf_counter()
+    outs = _parallel([[sys.executable, "-c", GRADE_ONE, ROOT, os.path.join(ROOT, "solutions"), "77"]])
+    wall = time.perf_counter() - started
+    stop.set()
+    thread.join()
+    with open("/proc/stat") as f:
+        host1 = [int(x) for x in f.readline().split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = sum(host1[i] - host0[i] for i in (0, 1, 2, 5, 6)) / tick
+    per = {}
+    for name, cpu in seen.values():
+        n, c = per.get(name, (0, 0.0))
+        per[name] = (n + 1, c + cpu)
+    got = [json.loads(ln[7:]) for ln in outs[0].splitlines() if ln.startswith("RESULT ")]
+    lines = ["### Where the host's CPU goes during one grade", "",
+             f"Grade: {got[0]['score']:g} in {got[0]['seconds']:.1f} s, children's own report {got[0]['timing'].get('cpu_s')} "
+             f"CPU s; host busy {busy:.1f} CPU s in {wall:.1f} s; the processes below {sum(c for _, c in per.values()):.1f}."
+             if got else f"Grade failed: {outs[0][-300:]}", "", "| program | processes | CPU s |", "|---|---|---|"]
+    for name, (n, c) in sorted(per.items(), key=lambda kv: -kv[1][1])[:15]:
+        if c >= 0.05:
+            lines.append(f"| {name} | {n} | {c:.1f} |")
+    print("\n".join(lines), flush=True)
+    return "\n".join(lines) + "\n"
+
+
 def part_slurm(students=6):
     """A generated class graded through a one-node Slurm cluster on this host's GPUs (tests/slurm/start-cluster.sh
     with the GPUs as GRES; a carried Slurm in .slurm/ is installed first where the host has none,
@@ -660,6 +719,8 @@ def main(argv=None):
             sections.append(part_scaling(cfg))
         elif part == "contexts":
             sections.append(part_contexts(cfg))
+        elif part == "cpu":
+            sections.append(part_cpu(cfg))
         elif part == "stability":
             sections.append(part_stability(cfg))
         elif part == "slowed":
