@@ -64,7 +64,7 @@ def test_solutions_full_marks_on_gpu(gpu_solutions):
 
 def test_timing_children_load_every_kernel_compiled(gpu_solutions):
     """The timing children find the grader's kernels (compiled once per process by a child without student code)
-    and the student's (compiled by the stage's compile child) and compile nothing themselves."""
+    and the student's (compiled by the stage's correctness child) and compile nothing themselves."""
     speed = [c for c in gpu_solutions.children if c["task"] == "speed"]
     assert len(speed) == 5
     for c in speed:
