@@ -112,6 +112,62 @@ def host_cpu():
     return {"busy": (user + nice + system + irq + softirq) / tick, "steal": steal / tick}
 
 
+def cpu_by_pid():
+    """{pid: (program name, CPU s so far)} of every process on the host (/proc/PID/stat); {} without /proc."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    text = f.read()
+                fields = text[text.rindex(")") + 2:].split()
+                out[int(entry)] = (text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / tick)
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+class CpuByProgram:
+    """While it runs, samples every process on the host every `every` s and keeps each one's last reading: CPU seconds
+    per program name over the run (a process that ends between two samples loses at most its last `every` s)."""
+
+    def __init__(self, every=0.2):
+        import threading
+        self.every, self.stop, self.seen = every, threading.Event(), {}
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self.before = cpu_by_pid()
+        self.thread.start()
+        return self
+
+    def _sample(self):
+        while True:
+            for pid, (name, cpu) in cpu_by_pid().items():
+                old = self.before.get(pid)
+                self.seen[pid] = (name, cpu - (old[1] if old and old[0] == name else 0.0))
+            if self.stop.wait(self.every):
+                return
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    def programs(self, top=12):
+        """[(program, processes, CPU s)], the largest first."""
+        per = {}
+        for name, cpu in self.seen.values():
+            n, c = per.get(name, (0, 0.0))
+            per[name] = (n + 1, c + cpu)
+        rows = sorted(((name, n, round(c, 1)) for name, (n, c) in per.items()), key=lambda r: -r[2])
+        return [r for r in rows[:top] if r[2] > 0]
+
+
 def medians(per_student):
     keys = sorted({k for v in per_student.values() for k, x in v["timing"].items()
                    if k.endswith("_s") and isinstance(x, (int, float))})
@@ -176,7 +232,8 @@ def main(argv=None):
         cmd = [sys.executable, "-m", "course.grade_class", course, "--device", device, "--seed", str(args.seed),
                "--gpus" if device == "gpu" else "--workers", str(n)]
         started, cpu_before = time.perf_counter(), host_cpu()
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        with CpuByProgram() as sampled:
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
         cpu = {k: round(host_cpu().get(k, 0) - v, 1) for k, v in cpu_before.items()}
         with open(os.path.join(out, f"graded-{n}.log"), "w", encoding="utf-8") as f:
@@ -188,7 +245,7 @@ def main(argv=None):
             return 1
         per_student = verdicts(course, roster)
         runs.append({"count": n, "wall_s": round(wall, 1), "median_per_submission": medians(per_student),
-                     "host_cpu_s": cpu, "students": per_student})
+                     "host_cpu_s": cpu, "cpu_by_program": sampled.programs(), "students": per_student})
         print(f"{n} {'GPUs' if device == 'gpu' else 'workers'}: {wall:.1f} s for {len(roster)} submissions "
               f"({wall / len(roster):.1f} s each)", flush=True)
     return summarize(out, runs, roster, device, args.seed, args.check_timeout)
@@ -221,7 +278,8 @@ def summarize(out, runs, roster, device, seed, check_timeout):
         cpu = r.get("host_cpu_s") or {}
         if cpu:
             print(f"{r['count']}: host CPUs busy {cpu.get('busy', 0) / r['wall_s']:.1f} on average, "
-                  f"steal {cpu.get('steal', 0) / r['wall_s']:.2f} (CPU s per s of the run)")
+                  f"steal {cpu.get('steal', 0) / r['wall_s']:.2f} (CPU s per s of the run); CPU s by program: "
+                  + ", ".join(f"{name} {c:g} ({n})" for name, n, c in r.get("cpu_by_program", [])[:8]))
     for r in runs:
         again = {s: v.get("retries") for s, v in r["students"].items() if v.get("retries")}
         print(f"{r['count']}: speed checks timed again because the GPU was shared: "

@@ -372,3 +372,20 @@ def test_a_grading_process_prints_its_stacks_on_usr1():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "still running" in out.stdout
     assert "Current thread" in out.stderr and 'File "<string>"' in out.stderr, out.stderr
+
+
+def test_class_benchmark_counts_the_cpu_of_every_program_on_the_host(tmp_path):
+    """The benchmark's CPU seconds per program see processes the children's own accounting does not (here one that
+    starts and ends while the sampler runs), and the host's busy time covers them."""
+    import subprocess
+    import sys
+    from course import class_benchmark
+    burner = tmp_path / "cpuburner"
+    burner.symlink_to(sys.executable)
+    before = class_benchmark.host_cpu()
+    with class_benchmark.CpuByProgram(0.05) as sampled:
+        subprocess.run([str(burner), "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+                        "time.sleep(0.3)"], check=True)
+    rows = {name: (n, cpu) for name, n, cpu in sampled.programs(50)}
+    assert rows["cpuburner"][0] == 1 and 0.4 <= rows["cpuburner"][1] <= 1.5, rows
+    assert class_benchmark.host_cpu()["busy"] - before["busy"] >= 0.4

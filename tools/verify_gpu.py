@@ -560,60 +560,21 @@ def part_contexts(cfg):
     return "\n".join(lines) + "\n"
 
 
-def _cpu_by_pid():
-    """{pid: (command name, CPU s so far)} of every process on the host (/proc/PID/stat)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    text = f.read()
-            except OSError:
-                continue
-            name = text[text.index("(") + 1:text.rindex(")")]
-            fields = text[text.rindex(")") + 2:].split()
-            out[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / tick)
-    return out
-
-
 def part_cpu(cfg):
     """Where the host's CPU seconds go while one grade of solutions/ runs: every process sampled every 0.1 s, its last
     reading summed per program (a process that ends between samples loses at most its last 0.1 s)."""
-    import threading
-    seen, stop = {}, threading.Event()
-    before = _cpu_by_pid()
-
-    def sample():
-        while not stop.is_set():
-            for pid, (name, cpu) in _cpu_by_pid().items():
-                seen[pid] = (name, cpu - (before[pid][1] if pid in before and before[pid][0] == name else 0.0))
-            time.sleep(0.1)
-    thread = threading.Thread(target=sample, daemon=True)
-    with open("/proc/stat") as f:
-        host0 = [int(x) for x in f.readline().split()[1:]]
-    thread.start()
-    started = time.perf_counter()
-    outs = _parallel([[sys.executable, "-c", GRADE_ONE, ROOT, os.path.join(ROOT, "solutions"), "77"]])
-    wall = time.perf_counter() - started
-    stop.set()
-    thread.join()
-    with open("/proc/stat") as f:
-        host1 = [int(x) for x in f.readline().split()[1:]]
-    tick = os.sysconf("SC_CLK_TCK")
-    busy = sum(host1[i] - host0[i] for i in (0, 1, 2, 5, 6)) / tick
-    per = {}
-    for name, cpu in seen.values():
-        n, c = per.get(name, (0, 0.0))
-        per[name] = (n + 1, c + cpu)
+    from course.class_benchmark import CpuByProgram, host_cpu
+    started, before = time.perf_counter(), host_cpu()
+    with CpuByProgram(0.1) as sampled:
+        outs = _parallel([[sys.executable, "-c", GRADE_ONE, ROOT, os.path.join(ROOT, "solutions"), "77"]])
+    wall, busy = time.perf_counter() - started, host_cpu().get("busy", 0.0) - before.get("busy", 0.0)
+    rows = sampled.programs(15)
     got = [json.loads(ln[7:]) for ln in outs[0].splitlines() if ln.startswith("RESULT ")]
     lines = ["### Where the host's CPU goes during one grade", "",
              f"Grade: {got[0]['score']:g} in {got[0]['seconds']:.1f} s, children's own report {got[0]['timing'].get('cpu_s')} "
-             f"CPU s; host busy {busy:.1f} CPU s in {wall:.1f} s; the processes below {sum(c for _, c in per.values()):.1f}."
+             f"CPU s; host busy {busy:.1f} CPU s in {wall:.1f} s; the processes below {sum(c for _, _, c in rows):.1f}."
              if got else f"Grade failed: {outs[0][-300:]}", "", "| program | processes | CPU s |", "|---|---|---|"]
-    for name, (n, c) in sorted(per.items(), key=lambda kv: -kv[1][1])[:15]:
-        if c >= 0.05:
-            lines.append(f"| {name} | {n} | {c:.1f} |")
+    lines += [f"| {name} | {n} | {c:.1f} |" for name, n, c in rows]
     print("\n".join(lines), flush=True)
     return "\n".join(lines) + "\n"
 
