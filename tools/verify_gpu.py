@@ -434,6 +434,14 @@ CONTEXT_VARIANTS = [("default", {}), ("CUDA_DEVICE_MAX_CONNECTIONS=1", {"CUDA_DE
                      {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_DEVICE_MAX_COPY_CONNECTIONS": "1"})]
 
 
+def _contexts_at_once(n, gpus, env=None):
+    """n processes make a CUDA context at once, spread over `gpus` GPUs: the seconds of each one's `from numba import
+    cuda`, context and cuInit (lists, empty where they failed)."""
+    envs = [{**(env or {}), "CUDA_VISIBLE_DEVICES": str(i % gpus)} for i in range(n)]
+    out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
+    return tuple([float(a[k]) for a in out] for k in range(3))
+
+
 def _parallel(argvs, envs=None, cpus=None):
     """Start every command at once; their stdout lines, in order."""
     procs = []
@@ -467,17 +475,11 @@ def part_scaling(cfg):
     for n, spread in ((1, 1), (8, 1), (8, 2), (16, 1), (16, 2)):
         if spread > gpus:
             continue
-        envs = [{"CUDA_VISIBLE_DEVICES": str(i % spread)} for i in range(n)]
-        out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
-        imp, ctx = [float(a[0]) for a in out], [float(a[1]) for a in out]
+        imp, ctx, _ = _contexts_at_once(n, spread)
         lines.append(f"| {n} on {spread} GPU{'s' if spread > 1 else ''} | {statistics.median(imp):.2f} | "
                      f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
         print(lines[-1], flush=True)
-    keys = ["total_s", "children_s", "startup_s", "outside_s", "imports_s", "module_s", "cuda_ctx_s", "compile_s",
-            "speed_s", "cpu_s"]
-    lines += ["", "| grades of solutions/ | score | " + " | ".join(keys) + " |", "|---" * (2 + len(keys)) + "|"]
-    sol = os.path.join(ROOT, "solutions")
-    grade = lambda seed: [sys.executable, "-c", GRADE_ONE, ROOT, sol, str(seed)]
+    lines.append("")
     spin = lambda n: [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
     half = f"0-{(os.cpu_count() or 2) // 2 - 1}"
     conditions = [("alone, GPU 0", 1, 0, None), ("two at once, GPUs 0 and 1", 2, 0, None), ("alone, GPU 0", 1, 0, None),
@@ -495,26 +497,19 @@ def part_scaling(cfg):
             cpu_sets = [cpus]
         hogs = spin(spinning)
         try:
-            outs = _parallel([grade(900 + 10 * r + i) for i in range(n)], [{"CUDA_VISIBLE_DEVICES": str(i)} for i in range(n)],
-                             cpu_sets)
+            head, rows = _grade_rows(label, n, {}, cpu_sets, seed=900 + 10 * r)
         finally:
             for h in hogs:
                 h.kill()
                 h.wait()
-        for i, out in enumerate(outs):
-            got = [json.loads(ln[7:]) for ln in out.splitlines() if ln.startswith("RESULT ")]
-            if not got:
-                lines.append(f"| {label} ({i}) | failed: {out.strip()[-200:]} |")
-                continue
-            t = got[0]["timing"]
-            lines.append(f"| {label} ({i}) | {got[0]['score']:g} | " + " | ".join(f"{t.get(k, float('nan')):.1f}" for k in keys) + " |")
-            print(lines[-1], flush=True)
+        lines += (head if r == 0 else []) + rows
     return "\n".join(lines) + "\n"
 
 
 def _grade_rows(label, n, env, cpus=None, seed=950):
     """Grades of solutions/ started at once (one per GPU), each its row of the time breakdown."""
-    keys = ["total_s", "children_s", "startup_s", "imports_s", "module_s", "cuda_ctx_s", "compile_s", "speed_s", "cpu_s"]
+    keys = ["total_s", "children_s", "startup_s", "outside_s", "imports_s", "module_s", "cuda_ctx_s", "compile_s",
+            "speed_s", "cpu_s"]
     argv = [sys.executable, "-c", GRADE_ONE, ROOT, os.path.join(ROOT, "solutions")]
     outs = _parallel([argv + [str(seed + i)] for i in range(n)], [{**env, "CUDA_VISIBLE_DEVICES": str(i)} for i in range(n)],
                      cpus)
@@ -539,12 +534,10 @@ def part_contexts(cfg):
     best = (float("inf"), "default", {})
     for label, env in CONTEXT_VARIANTS:
         for n in (1, 16):
-            envs = [{**env, "CUDA_VISIBLE_DEVICES": str(i % gpus)} for i in range(n)]
-            out = [ln.split() for ln in _parallel([[sys.executable, "-c", CONTEXT_ONE]] * n, envs) if ln.strip()]
-            if not out:
+            imp, ctx, init = _contexts_at_once(n, gpus, env)
+            if not ctx:
                 lines.append(f"| {label} | {n} | failed | | |")
                 continue
-            imp, ctx, init = ([float(a[k]) for a in out] for k in range(3))
             lines.append(f"| {label} | {n} | {statistics.median(imp):.2f} | {statistics.median(init):.2f} | "
                          f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
             print(lines[-1], flush=True)
