@@ -281,11 +281,9 @@ class StageGrader:
     def compile_child(self):
         """The compile check's own child: on a GPU, the kernel as its driver loads it; in the simulator tier, PTX
         for the configured compute capability."""
-        cc = self.cfg["grading"]["compute_capability"]
-        lim = self.cfg["limits"]
-        if self.device == "gpu":
-            return self.run(self.job("compile", "gpu", cc=cc), None, (), lim["gpu_start_s"], "the compile check")
-        return self.run(self.job("compile", "ptx", cc=cc), None, (), lim["sim_start_s"], "the compile check")
+        gpu, lim = self.device == "gpu", self.cfg["limits"]
+        job = self.job("compile", "gpu" if gpu else "ptx", cc=self.cfg["grading"]["compute_capability"])
+        return self.run(job, None, (), lim["gpu_start_s" if gpu else "sim_start_s"], "the compile check")
 
     def start_checks(self, pool, waiting=None):
         """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness

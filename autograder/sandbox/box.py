@@ -37,7 +37,7 @@ def child_env(device, scratch):
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "NUMBA_CACHE_DIR": scratch,
            "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "4"}  # glibc's default, 8 arenas of 64 MiB per core, lets
     # the simulator's thousand threads overrun the address-space limit on a many-core machine
-    if device != "sim":
+    if device == "gpu":
         env.update(GPU_CHILD_ENV)
     for key, value in os.environ.items():  # the GPU driver and toolkit location, nothing else
         if key.startswith(("CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "NUMBA_CUDA_")):
