@@ -241,19 +241,12 @@ def test_on_a_gpu_the_compile_facts_come_from_the_correctness_child_and_a_compil
     assert [j["task"] for j in runs] == ["compile"] and runs[0]["device"] == "gpu"
 
 
-def _load(path, name):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_gpu_correctness_child_reports_the_compile_facts_of_its_kernel(tmp_path):
     """task_run with compile_facts: the same facts task_compile gives (here for the PTX target, no GPU needed), and
     a kernel the compiler rejects is a compile fact the compile check fails on, not a crash of the child."""
     from autograder.checks import compiles
     from autograder.child import tasks
+    from autograder.child.entry import load_student_module
     from autograder.engine.report import Check
     st = stages.find("tiled")
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
@@ -262,11 +255,11 @@ def test_a_gpu_correctness_child_reports_the_compile_facts_of_its_kernel(tmp_pat
                                                   "cuda.shared.array((A.shape[0], TILE), float32)", 1), encoding="utf-8")
     job = {"task": "run", "device": "ptx", "module": st.module, "module_path": str(good), "kernel": st.kernel,
            "launcher": st.launcher, "count": 0, "compile_facts": True, "cc": [9, 0]}
-    module = _load(good, "probe_good")
+    module = load_student_module(str(good), "probe_good")
     facts, _ = tasks.task_run(job, module, {})
     assert facts["compile"] == tasks.task_compile(job, module)[0]
     assert facts["compile"]["barriers"] >= 2 and facts["compile"]["shared_arrays"] == [1024, 1024]
-    facts, _ = tasks.task_run({**job, "module_path": str(bad)}, _load(bad, "probe_bad"), {})
+    facts, _ = tasks.task_run({**job, "module_path": str(bad)}, load_student_module(str(bad), "probe_bad"), {})
     assert "compile_error" in facts["compile"]
     g = types.SimpleNamespace(cfg={"grading": {"compute_capability": [9, 0]}}, stage=st, module_path=str(bad),
                               src=types.SimpleNamespace(source=bad.read_text()),

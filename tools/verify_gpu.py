@@ -288,7 +288,7 @@ def part_interference(cfg, runs=3):
                          ("every core busy (one spinning process per core)", "spin"), ("alone again", None)):
         procs = []
         if extra == "spin":
-            procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+            procs = _spinning(os.cpu_count() or 1)
         elif extra:
             for _ in range(4):
                 procs.append(subprocess.Popen([sys.executable, "-c", IDLE_CONTEXT, "300", ROOT, extra],
@@ -434,6 +434,11 @@ CONTEXT_VARIANTS = [("default", {}), ("CUDA_DEVICE_MAX_CONNECTIONS=1", {"CUDA_DE
                      {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_DEVICE_MAX_COPY_CONNECTIONS": "1"})]
 
 
+def _spinning(n):
+    """n processes that keep one CPU each busy until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 def _contexts_at_once(n, gpus, env=None):
     """n processes make a CUDA context at once, spread over `gpus` GPUs: the seconds of each one's `from numba import
     cuda`, context and cuInit (lists, empty where they failed)."""
@@ -480,7 +485,6 @@ def part_scaling(cfg):
                      f"{statistics.median(ctx):.2f}, {max(ctx):.2f} |")
         print(lines[-1], flush=True)
     lines.append("")
-    spin = lambda n: [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
     half = f"0-{(os.cpu_count() or 2) // 2 - 1}"
     conditions = [("alone, GPU 0", 1, 0, None), ("two at once, GPUs 0 and 1", 2, 0, None), ("alone, GPU 0", 1, 0, None),
                   ("two at once, GPUs 0 and 1", 2, 0, None), ("beside 8 spinning processes", 1, 8, None),
@@ -495,7 +499,7 @@ def part_scaling(cfg):
             cpu_sets = [f"0-{h - 1}", f"{h}-{2 * h - 1}"]
         elif cpus:
             cpu_sets = [cpus]
-        hogs = spin(spinning)
+        hogs = _spinning(spinning)
         try:
             head, rows = _grade_rows(label, n, {}, cpu_sets, seed=900 + 10 * r)
         finally:
