@@ -13,6 +13,8 @@ formgrader read.
 """
 import os
 
+import autograder  # noqa: F401  (first: it sets the BLAS thread count before anything loads numpy)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ASSIGNMENT = "matmul"              # the one nbgrader assignment: one notebook per stage
 BUILD_COURSE = os.path.join(ROOT, "build", "course")   # default course folder of `make release`

@@ -418,11 +418,13 @@ def part_contention(cfg):
 
 
 GRADE_ONE = """
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 from autograder import config, engine
 r = engine.grade(sys.argv[2], device="gpu", seed=int(sys.argv[3]), cfg=config.load())
-print("RESULT " + json.dumps({"score": r.score, "seconds": r.seconds, "timing": r.timing}), flush=True)
+t = os.times()
+print("RESULT " + json.dumps({"score": r.score, "seconds": r.seconds, "timing": r.timing,
+                              "parent_cpu_s": t.user + t.system}), flush=True)
 """
 SPIN_FIXED = "import time, sys\nt = time.perf_counter()\nx = 0\nfor i in range(int(sys.argv[1])): x += i\nprint(time.perf_counter() - t)"
 CONTEXT_ONE = ("import time; t = time.perf_counter(); from numba import cuda; u = time.perf_counter(); "
@@ -569,7 +571,8 @@ def part_cpu(cfg):
     got = [json.loads(ln[7:]) for ln in outs[0].splitlines() if ln.startswith("RESULT ")]
     lines = ["### Where the host's CPU goes during one grade", "",
              f"Grade: {got[0]['score']:g} in {got[0]['seconds']:.1f} s, children's own report {got[0]['timing'].get('cpu_s')} "
-             f"CPU s; host busy {busy:.1f} CPU s in {wall:.1f} s; the processes below {sum(c for _, _, c in rows):.1f}."
+             f"CPU s, the grading parent {got[0].get('parent_cpu_s', 0):.1f} CPU s; host busy {busy:.1f} CPU s in {wall:.1f} s; "
+             f"the processes below {sum(c for _, _, c in rows):.1f}."
              if got else f"Grade failed: {outs[0][-300:]}", "", "| program | processes | CPU s |", "|---|---|---|"]
     lines += [f"| {name} | {n} | {c:.1f} |" for name, n, c in rows]
     print("\n".join(lines), flush=True)

@@ -35,8 +35,9 @@ GPU_CHILD_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_DEVICE_MAX_COPY_CONNE
 def child_env(device, scratch):
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": scratch, "TMPDIR": scratch,
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "NUMBA_CACHE_DIR": scratch,
-           "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "4"}  # glibc's default, 8 arenas of 64 MiB per core, lets
-    # the simulator's thousand threads overrun the address-space limit on a many-core machine
+           "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "4",  # glibc's default, 8 arenas of 64 MiB per core, lets
+           # the simulator's thousand threads overrun the address-space limit on a many-core machine
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # no BLAS threads spinning on every core (__init__.py)
     if device == "gpu":
         env.update(GPU_CHILD_ENV)
     for key, value in os.environ.items():  # the GPU driver and toolkit location, nothing else
