@@ -53,6 +53,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 
@@ -230,10 +231,15 @@ def staging_dir(course, assignment):
 _WORKER = {}
 
 
-def _init_worker(env):
-    """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA."""
+def _init_worker(env, warm_cfg=None):
+    """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA. In the GPU tier
+    it then starts compiling the grader's own kernels (engine/kernels.py) in the background, so that work overlaps
+    the parent's opening of the gradebook instead of delaying the worker's first student."""
     os.environ.update(env)
     _stacks_on_usr1()
+    if warm_cfg is not None:
+        from autograder.engine import kernels
+        kernels.grader_folder(warm_cfg)
 
 
 def _stacks_on_usr1():
@@ -277,7 +283,7 @@ class ClassGrader:
         parse_gpus(self.gpus)  # a clear error now rather than after the first student
         self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
         self.stage_max = {name: float(sum(s["points"].values())) for name, s in self.cfg["stages"].items()}
-        self.wall_s = None
+        self.started, self.phases = None, {}  # when run() began; its seconds by phase, for the summary
 
     def set_jobs(self, jobs):
         """Grading children the engine runs at once for this process (not part of the grading key)."""
@@ -492,45 +498,53 @@ class ClassGrader:
     def run(self, students=None):
         """Grade what is not graded yet; returns the number of students graded (or collected) in this run."""
         from tqdm import tqdm
-        started = time.perf_counter()
+        self.started = started = time.perf_counter()
         found = self.select(students)
-        done = 0
-        with self.collecting() as gb:
-            collected = self.collect_staged(gb, found)
-            todo = self.todo(found)
-            slots, jobs = self.plan(len(todo)) if todo else ([], None)
-            pool = len(slots) > 1 or self.device == "gpu"
-            self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
-                     f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
-                     + (f", {len(found) - len(todo)} unchanged since their last grading" if len(found) > len(todo) else "")
-                     + (f"; {collected} graded earlier collected" if collected else "")
-                     + (f"; {len(slots)} workers ({', '.join(label for label, _ in slots)})"
-                        if todo and pool else ""))
-            bar = tqdm(total=len(todo), unit="student", file=sys.stderr, dynamic_ncols=True, leave=True)
-            try:
-                if pool and todo:
-                    done, failed = self._run_pool(gb, todo, slots, jobs, bar)
-                else:
-                    failed = []
-                    for student, folder in todo:
-                        bar.set_postfix_str(student)
+        # Workers start before the gradebook opens: they import the grader and warm up meanwhile. (Results staged
+        # by an earlier run, collected below, can only shorten the list they were planned for.)
+        slots, jobs = self.plan(len(self.todo(found))) if found else ([], None)
+        pools = self.start_workers(slots) if slots and (len(slots) > 1 or self.device == "gpu") else []
+        done, failed, clean = 0, [], False
+        try:
+            with self.collecting() as gb:
+                collected = self.collect_staged(gb, found)
+                todo = self.todo(found)
+                self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
+                         f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
+                         + (f", {len(found) - len(todo)} unchanged since their last grading"
+                            if len(found) > len(todo) else "")
+                         + (f"; {collected} graded earlier collected" if collected else "")
+                         + (f"; {len(slots)} workers ({', '.join(label for label, _ in slots)})"
+                            if todo and pools else ""))
+                self.phases = {"set-up": time.perf_counter() - started}
+                bar = tqdm(total=len(todo), unit="student", file=sys.stderr, dynamic_ncols=True, leave=True)
+                try:
+                    if pools and todo:
+                        done, failed = self._run_pool(gb, todo, slots, jobs, pools, bar)
+                    else:
+                        for student, folder in todo:
+                            bar.set_postfix_str(student)
 
-                        def progress(stage, checks, student=student):
-                            bar.set_postfix_str(f"{student}: stage {stage.name} graded")
-                        _, staged = self.grade_and_stage(student, folder, force=self.force, progress=progress)
-                        if staged:
-                            self.collect_one(gb, student, folder, staged)
-                            self.write_csv(self.rows())
-                        done += 1
-                        bar.update(1)
-            except KeyboardInterrupt:
+                            def progress(stage, checks, student=student):
+                                bar.set_postfix_str(f"{student}: stage {stage.name} graded")
+                            _, staged = self.grade_and_stage(student, folder, force=self.force, progress=progress)
+                            if staged:
+                                self.collect_one(gb, student, folder, staged)
+                                self.write_csv(self.rows())
+                            done += 1
+                            bar.update(1)
+                except KeyboardInterrupt:
+                    bar.close()
+                    self.say(f"interrupted: {done} of {len(todo)} graded in this run are saved; run again to grade "
+                             "the rest")
+                    self.finish()
+                    raise
                 bar.close()
-                self.say(f"interrupted: {done} of {len(todo)} graded in this run are saved; run again to grade "
-                         "the rest")
-                self.finish()
-                raise
-            bar.close()
-        self.wall_s = time.perf_counter() - started
+                self.phases["grading"] = time.perf_counter() - started - self.phases["set-up"]
+            clean = True
+        finally:
+            for p in pools:  # an interrupted run does not wait for a worker that is still grading
+                p.shutdown(wait=clean, cancel_futures=True)
         if failed:
             self.say(f"{len(failed)} submissions could not be graded in this run (run again to retry):")
             for student, why in failed:
@@ -538,12 +552,17 @@ class ClassGrader:
         self.finish()
         return done + collected
 
-    def _run_pool(self, gb, todo, slots, jobs, bar):
-        """Grade `todo` in one spawned worker process per slot; this process stores each result as it comes."""
+    def start_workers(self, slots):
+        """One spawned worker process per slot (a ProcessPoolExecutor of one each), started now."""
         ctx = multiprocessing.get_context("spawn")
-        new = lambda env: concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker,
-                                                                 initargs=(env,))
-        pools = [new(env) for _, env in slots]
+        warm = self.cfg if self.device == "gpu" else None
+        return [concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker,
+                                                       initargs=(env, warm)) for _, env in slots]
+
+    def _run_pool(self, gb, todo, slots, jobs, pools, bar):
+        """Grade `todo` on the workers `pools` (one per slot; a dead one is replaced in the list); this process
+        stores each result as it comes."""
+        threading.Thread(target=feedback.load_plotting, daemon=True).start()  # ready for finish(): it is idle now
         pending, running, failed, done = collections.deque(todo), {}, [], 0
         folders = dict(todo)
 
@@ -553,33 +572,29 @@ class ClassGrader:
                 fut = pools[i].submit(_grade_in_worker, self.course, self.assignment, self.device, self.seed, jobs,
                                       self.force, student, folder)
                 running[fut] = (i, student)
-        try:
-            for i in range(len(pools)):
-                feed(i)
-            while running:
-                finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-                for fut in finished:
-                    i, student = running.pop(fut)
-                    graded, staged = False, None
-                    try:
-                        staged, graded = fut.result(), True
-                    except concurrent.futures.process.BrokenProcessPool:
-                        failed.append((student, f"the worker on {slots[i][0]} died"))
-                        pools[i].shutdown(wait=False)
-                        pools[i] = new(slots[i][1])
-                    except Exception as exc:  # one student's failure does not stop the class
-                        failed.append((student, f"{type(exc).__name__}: {exc}"))
-                    feed(i)  # the worker's next student first: its GPU does not wait while this process stores
-                    if graded:
-                        if staged:
-                            self.collect_one(gb, student, folders[student], staged)
-                            self.write_csv(self.rows())
-                        done += 1
-                    bar.update(1)
-                    bar.set_postfix_str(f"{student} ({slots[i][0]})")
-        finally:
-            for p in pools:
-                p.shutdown(wait=not running, cancel_futures=True)
+        for i in range(len(pools)):
+            feed(i)
+        while running:
+            finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in finished:
+                i, student = running.pop(fut)
+                graded, staged = False, None
+                try:
+                    staged, graded = fut.result(), True
+                except concurrent.futures.process.BrokenProcessPool:
+                    failed.append((student, f"the worker on {slots[i][0]} died"))
+                    pools[i].shutdown(wait=False)
+                    pools[i] = self.start_workers([slots[i]])[0]
+                except Exception as exc:  # one student's failure does not stop the class
+                    failed.append((student, f"{type(exc).__name__}: {exc}"))
+                feed(i)  # the worker's next student first: its GPU does not wait while this process stores
+                if graded:
+                    if staged:
+                        self.collect_one(gb, student, folders[student], staged)
+                        self.write_csv(self.rows())
+                    done += 1
+                bar.update(1)
+                bar.set_postfix_str(f"{student} ({slots[i][0]})")
         return done, failed
 
     def finish(self):
@@ -593,8 +608,6 @@ class ClassGrader:
         timing = feedback.timing_summary(rows)
         if timing:
             self.say("\n" + timing)
-        if self.wall_s is not None:
-            self.say(f"This run took {self.wall_s:.0f} s.")
         self.say(f"\nHistogram of totals (of {max_score:g} points graded on "
                  f"{'the GPU' if rows[0]['device'] == 'gpu' else 'the simulator'}; "
                  f"{rows[0]['gradebook_total']:g} in the GPU tier):")
@@ -607,6 +620,11 @@ class ClassGrader:
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
                  f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook "
                  f"(cd {rel} && nbgrader export: gradebook-export.csv).")
+        if self.started is not None and "grading" in self.phases:
+            total = time.perf_counter() - self.started
+            self.say(f"This run took {total:.1f} s: {self.phases['set-up']:.1f} s before the first student (the "
+                     f"gradebook; workers start meanwhile), {self.phases['grading']:.1f} s grading, "
+                     f"{total - self.phases['set-up'] - self.phases['grading']:.1f} s for this summary.")
 
     def collect(self, students=None):
         """Store every staged result (the collecting step of a Slurm run); returns how many."""

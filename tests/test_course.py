@@ -3,6 +3,7 @@ nbgrader's gradebook, re-runs and interruptions."""
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -251,12 +252,34 @@ def test_parallel_workers_grade_every_student_once_in_spawned_processes(tmp_path
     buf.seek(0)
     text = buf.read()
     assert "2 workers (worker 1, worker 2)" in text, text
+    assert re.search(r"This run took [\d.]+ s: [\d.]+ s before the first student .* [\d.]+ s grading", text), text
     pids = {results_of(course, s)["extra_data"]["course"]["worker"]["pid"] for s in "pqrs"}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
     assert gradebook_scores(course) == {s: 0.0 for s in "pqrs"}
     with open(os.path.join(course, "grades.csv"), encoding="utf-8") as f:
         assert sorted(r["student"] for r in csv.DictReader(f)) == list("pqrs")
     assert grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"), workers=2).run() == 0
+
+
+def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_path, monkeypatch):
+    """Opening the gradebook (nbgrader, its database migration) and a worker's start-up (imports, compiling the
+    grader's kernels) overlap: neither waits for the other."""
+    course = small_course(str(tmp_path), ["a", "b"])
+    order = []
+    grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"), workers=2)
+    start, collecting = grader.start_workers, grader.collecting
+    monkeypatch.setattr(grader, "start_workers", lambda slots: order.append("workers") or start(slots))
+    monkeypatch.setattr(grader, "collecting", lambda: order.append("gradebook") or collecting())
+    assert grader.run() == 2
+    assert order == ["workers", "gradebook"]
+    from autograder.engine import kernels
+    warmed = []
+    monkeypatch.setattr(kernels, "grader_folder", warmed.append)
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    grade_class._init_worker({"CUDA_VISIBLE_DEVICES": "1"}, {"limits": {}})
+    assert warmed == [{"limits": {}}] and os.environ["CUDA_VISIBLE_DEVICES"] == "1"
+    grade_class._init_worker({}, None)  # the simulator tier compiles nothing ahead
+    assert len(warmed) == 1
 
 
 def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
