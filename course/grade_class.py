@@ -502,13 +502,14 @@ class ClassGrader:
         found = self.select(students)
         # Workers start before the gradebook opens: they import the grader and warm up meanwhile. (Results staged
         # by an earlier run, collected below, can only shorten the list they were planned for.)
-        slots, jobs = self.plan(len(self.todo(found))) if found else ([], None)
+        planned = self.todo(found)
+        slots, jobs = self.plan(len(planned)) if planned else ([], None)
         pools = self.start_workers(slots) if slots and (len(slots) > 1 or self.device == "gpu") else []
         done, failed, clean = 0, [], False
         try:
             with self.collecting() as gb:
                 collected = self.collect_staged(gb, found)
-                todo = self.todo(found)
+                todo = self.todo(planned)
                 self.say(f"{self.course}: {len(found)} submissions of {self.assignment}; grading {len(todo)} on the "
                          f"{'GPU' if self.device == 'gpu' else 'CUDA simulator'}"
                          + (f", {len(found) - len(todo)} unchanged since their last grading"
