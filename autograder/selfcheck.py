@@ -16,7 +16,9 @@ only from ``make grade`` (autograder/engine, separate processes).
 """
 import inspect
 import sys
+import textwrap
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -26,7 +28,8 @@ from .checks import bank_conflicts, correct, data_reuse, races
 from .child import launches as L
 from .child.tasks import device_output
 from .stages import INSTRUMENT_CHECKS, find
-from .scan import host_shortcuts, unimplemented
+from .grammar import violations
+from .scan import unimplemented
 
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
 GPU_REPEATS = 5                        # timed runs per kernel and size (the median counts)
@@ -79,6 +82,33 @@ def _source(obj):
         return inspect.getsource(getattr(obj, "py_func", obj))
     except (OSError, TypeError):
         return ""
+
+
+def _grammar_names(namespace):
+    """What the notebook's names are, for the kernel-module grammar (grammar.violations' `predefined`): the
+    self-check reads the stage's functions alone, so their module is the notebook's namespace."""
+    from .grammar import MODULES, PATHS
+    names = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType) and value.__name__ in MODULES:
+            names[name] = value.__name__
+        elif L.is_cuda_kernel(value):
+            device = getattr(value, "_device", None) or getattr(value, "targetoptions", {}).get("device")
+            names[name] = "device" if device else "kernel"
+        elif isinstance(value, types.FunctionType):
+            names[name] = "host"
+        elif isinstance(value, (int, float, tuple, str)):
+            names[name] = "constant"
+        else:
+            path = f"{getattr(value, '__module__', '')}.{getattr(value, '__name__', '')}"
+            kind = getattr(value, "name", None)  # a numba type: float32 and its aliases
+            for candidate in (path, f"numba.{kind}" if isinstance(kind, str) else "", f"numpy.{name}"):
+                if PATHS.get(candidate) == "any":
+                    names[name] = candidate
+                    break
+    return names
 
 
 def _explain(exc):
@@ -164,11 +194,13 @@ class _Run:
                      f"not implemented yet: {' and '.join(stubs)} still raise{'s' if len(stubs) == 1 else ''} "
                      "NotImplementedError. Write the part marked TODO, run its cell, then this one again.")
             return False
-        shortcuts = host_shortcuts("\n\n".join(sources.values()))
-        if shortcuts:
-            self.add("no host-side shortcuts", False,
-                     "the grader scores this whole stage 0 for these (the product must come from your kernel):\n"
-                     + "\n".join(shortcuts))
+        names = _grammar_names(self.ns)
+        findings = [f"{name}, {line}" for name, text in sources.items()
+                    for line in violations(textwrap.dedent(text), {k: v for k, v in names.items() if k != name})]
+        if findings:
+            self.add("only what a kernel module may contain", False,
+                     "the grader scores this whole stage 0 for these (README: the student contract):\n"
+                     + "\n".join(findings))
         return True
 
     def correctness(self):

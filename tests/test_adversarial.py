@@ -142,11 +142,14 @@ def failed(report, key):
 
 # -- output forgery --------------------------------------------------------------------
 
-def test_printed_fake_results_are_ignored(grade_text, cfg):
+def test_printed_fake_results_are_ignored(grade_text, tmp_path, cfg):
+    """Graded: the grammar zeroes a module that runs code at import. Past the grammar, the printed report is
+    only log text: the kernel's own output is judged, and it computed nothing."""
     r = grade_text("naive", read("forge_print.py"))
-    assert "wrong" in failed(r, "correct") or "NaN" in failed(r, "correct")
-    assert r.score == by_key(r, "compiles")[0].score  # only the kernel's compile check passes
+    assert "a call at module level (print(" in shortcut(r).output and r.score == 0
     assert all("8 / 8" not in c.output for c in r.checks)
+    result, A, B = run_module(tmp_path, cfg, read("forge_print.py"), sandbox.backend("auto")[0])
+    assert "8 / 8 points" in result.log and not correct(result, A, B)
     good_after(cfg)
 
 
@@ -154,7 +157,7 @@ def test_fake_results_json_is_not_written(grade_text, cfg, tmp_path):
     require_sandbox()
     target = tmp_path / "results.json"
     r = grade_text("naive", read("forge_results_json.py", RESULTS=target))
-    assert "open()" in shortcut(r).output and r.score == 0
+    assert "try: a function body holds" in shortcut(r).output and r.score == 0
     failed(r, "correct")
     assert not target.exists()
     good_after(cfg)
@@ -219,11 +222,13 @@ def test_crash_is_reported_by_signal(tmp_path, cfg, backend):
     ("always_equal_return.py", "returned AlwaysEqual; it must write C and return None"),
     ("always_equal_argument.py", "argument 2 of type AlwaysEqual"),
 ])
-def test_fake_result_objects_fail(grade_text, cfg, name, why):
+def test_fake_result_objects_fail(grade_text, tmp_path, cfg, name, why):
+    """Graded: the grammar zeroes a module with a class. Past the grammar, the launch check refuses the object."""
     r = grade_text("naive", read(name))
-    assert why in failed(r, "correct")
-    assert r.score <= by_key(r, "compiles")[0].max_score and not any(
-        c.status == "passed" for c in by_key(r, "correct"))
+    assert "a class: a kernel module holds only" in shortcut(r).output and r.score == 0
+    assert not any(c.status == "passed" for c in by_key(r, "correct"))
+    result, A, B = run_module(tmp_path, cfg, read(name), sandbox.backend("auto")[0])
+    assert why in result.facts["shapes"][0]["error"]["message"], result.facts
     good_after(cfg)
 
 
@@ -231,13 +236,22 @@ def test_fake_result_objects_fail(grade_text, cfg, name, why):
     ("ndarray_subclass.py", "argument 2 of type AlwaysEqualArray"),
     ("object_dtype.py", "argument 2 of type ndarray"),
 ])
-def test_fake_result_arrays_are_zeroed_by_the_scan_and_refused_at_launch(grade_text, tmp_path, cfg, name, why):
-    """Graded: the scan zeroes them (they make host arrays). Past the scan, the launch check refuses the array."""
+def test_fake_result_arrays_are_zeroed_by_the_grammar_and_refused_at_launch(grade_text, tmp_path, cfg, name, why):
+    """Graded: the grammar zeroes them (they make host arrays). Past it, the launch check refuses the array."""
     r = grade_text("naive", read(name))
     assert "numpy may only name dtypes" in shortcut(r).output and r.score == 0
     result, A, B = run_module(tmp_path, cfg, read(name), sandbox.backend("auto")[0])
     assert why in result.facts["shapes"][0]["error"]["message"], result.facts
     good_after(cfg)
+
+
+def test_a_launch_on_a_stream_of_its_own_is_refused_past_the_grammar(tmp_path, cfg):
+    """The grammar has no cuda.stream; past it, the child refuses a launch on another stream (the end event is
+    recorded on the default one)."""
+    text = mutate("naive", (NAIVE_LAUNCH, "    stream = cuda.stream()\n"
+                                          "    matmul_naive_kernel[blocks, (BLOCK, BLOCK), stream](A, B, C)"))
+    result, _, _ = run_module(tmp_path, cfg, text, sandbox.backend("auto")[0])
+    assert "launched on a stream of its own" in result.facts["shapes"][0]["error"]["message"], result.facts
 
 
 # -- tampering ---------------------------------------------------------------------------
@@ -327,25 +341,25 @@ def test_numpy_product_on_the_host(grade_text, cfg):
     good_after(cfg)
 
 
-# Every attack is also caught by the static scan, which scores the whole stage 0.
-SCAN = {"forge_results_json.py": ["calls open()"], "forge_result_file.py": ["imports os", "calls open()"],
-        "forge_result_pickle.py": ["imports os", "np.savez"], "forge_result_huge.py": ["imports os"],
+# Every attack is also caught by the kernel-module grammar, which scores the whole stage 0.
+SCAN = {"forge_results_json.py": ["loops run over range", "try"], "forge_result_file.py": ["imports os", "os._exit"],
+        "forge_result_pickle.py": ["imports os", "a class", "np.empty"], "forge_result_huge.py": ["imports os"],
         "kill_parent.py": ["imports os", "imports signal"], "abort_self.py": ["imports os", "imports signal"],
-        "ndarray_subclass.py": ["np.ndarray", "np.zeros"], "object_dtype.py": ["np.empty"],
-        "patch_numpy.py": ["np.allclose", "np.linalg"], "patch_autograder.py": ["imports autograder"],
-        "patch_pytest.py": ["imports pytest", "imports _pytest"], "tamper_files.py": ["imports site", "calls open()"],
-        "snoop.py": ["imports glob", "calls open()"], "cache_outputs.py": ["imports os", "calls open()"],
+        "ndarray_subclass.py": ["a class", "np.zeros"], "object_dtype.py": ["np.empty", "the name object"],
+        "patch_numpy.py": ["assignment to np.allclose", "np.linalg"], "patch_autograder.py": ["imports autograder"],
+        "patch_pytest.py": ["imports pytest", "imports _pytest"], "tamper_files.py": ["imports site", "a loop"],
+        "snoop.py": ["imports glob", "a call at module level"], "cache_outputs.py": ["imports os", "a loop"],
         "cupy_shortcut.py": ["imports cupy"], "cublas_ctypes.py": ["imports ctypes", "__import__", "getattr"],
         "numpy_dot.py": ["np.dot", "copy_to_host"], "hang_sleep.py": ["imports signal", "imports time"],
-        "daemon_escape.py": ["imports os"], "fork_bomb.py": ["imports os"], "memory_bomb.py": ["np.ones"],
-        "disk_fill.py": ["imports errno", "calls open()"], "stdout_flood.py": ["imports sys"],
-        "sockets.py": ["imports socket"], "gpu_memory_bomb.py": []}
+        "daemon_escape.py": ["imports os"], "fork_bomb.py": ["imports os"], "memory_bomb.py": ["try", "a loop"],
+        "disk_fill.py": ["imports errno", "a loop"], "stdout_flood.py": ["imports sys"],
+        "sockets.py": ["imports socket"], "gpu_memory_bomb.py": ["a list", ".append"]}
 
 
 @pytest.mark.parametrize("name", sorted(SCAN))
 def test_static_scan_flags_the_attack(name):
-    from autograder.scan import host_shortcuts
-    findings = "\n".join(host_shortcuts(read(name, GRADER="/g", CANARY="/c", CANARY_DIR="/d", RESULTS="/r", PORT=1,
+    from autograder.grammar import violations
+    findings = "\n".join(violations(read(name, GRADER="/g", CANARY="/c", CANARY_DIR="/d", RESULTS="/r", PORT=1,
                                               ABSTRACT="a", LISTEN=2, SECONDS=3)))
     for expected in SCAN[name]:
         assert expected in findings, findings

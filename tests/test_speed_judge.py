@@ -255,10 +255,10 @@ def test_computed_nan_is_named_as_a_read_outside_a_or_b():
                                   "from numba.cuda import cudadrv",
                                   "from numba import cuda\nx = cuda.cudadrv.driver"])
 def test_the_driver_api_is_out_of_reach(line):
-    """Persisting-L2 windows and streams of its own need the driver API: the static scan forbids it (the timing
-    child also resets persisting L2 lines before every flush)."""
-    from autograder.scan import host_shortcuts
-    findings = "\n".join(host_shortcuts(line + "\n"))
+    """Persisting-L2 windows and streams of its own need the driver API: the kernel-module grammar forbids it (the
+    timing child also resets persisting L2 lines before every flush)."""
+    from autograder.grammar import violations
+    findings = "\n".join(violations(line + "\n"))
     assert "CUDA driver API" in findings, findings
 
 

@@ -52,7 +52,7 @@ KNOWN_BAD = {
     "syntax error": KnownBad("naive", (("def matmul_naive_kernel(A, B, C):", "def matmul_naive_kernel(A, B, C)"),),
                              "compiles", "syntax error at line"),
     "no @cuda.jit": KnownBad("naive", (("@cuda.jit\ndef matmul_naive_kernel", "def matmul_naive_kernel"),),
-                             "compiles", "is not a Numba CUDA kernel: decorate it with @cuda.jit"),
+                             "shortcuts", "is matmul_naive_kernel a kernel? decorate it with @cuda.jit"),
     "renamed kernel": KnownBad("naive", (("matmul_naive_kernel", "naive_kernel"),),
                                "compiles", "missing matmul_naive_kernel: keep the names the exercise gives"),
     "renamed launcher": KnownBad("naive", (("def matmul_naive(A, B, C):", "def naive(A, B, C):"),),
@@ -91,9 +91,9 @@ KNOWN_BAD = {
                                           "never launched matmul_naive_kernel"),
     "launch on a stream of its own": KnownBad(
         "naive", ((NAIVE_LAUNCH, "    stream = cuda.stream()\n    matmul_naive_kernel[blocks, (BLOCK, BLOCK), stream](A, B, C)"),),
-        "correct", "launched on a stream of its own"),
-    "exits at import": KnownBad("naive", (("BLOCK = 16\n", "BLOCK = 16\nraise SystemExit(0)\n"),), "correct",
-                                "exited (status 0)"),
+        "shortcuts", "makes a stream of its own: launch on the default stream"),
+    "exits at import": KnownBad("naive", (("BLOCK = 16\n", "BLOCK = 16\nraise SystemExit(0)\n"),), "shortcuts",
+                                "raise: a kernel module holds only imports, constants, kernels and launchers"),
     "kernel never ends": KnownBad("naive", (("        C[row, col] = acc\n",
                                              "        while acc == acc:\n            acc += float32(1.0)\n"
                                              "        C[row, col] = acc\n"),), "correct", "did not finish within",

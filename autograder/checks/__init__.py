@@ -9,7 +9,7 @@ wrote to a log the parent chose); it never imports or runs student code.
     bank_conflicts  simulator bank counter, or ncu's conflict count on a GPU
     data_reuse      simulator count of global loads per output
     speed           student kernel against a reference timed in the same child
-    shortcuts       the static scan (autograder/scan.py): host-side shortcuts zero the stage
+    shortcuts       the kernel-module grammar (autograder/grammar.py): any finding zeroes the stage
 """
 
 

@@ -1,12 +1,18 @@
-"""Trusted parent side: the static scan's verdict. A host-side shortcut zeroes the whole stage."""
-from ..scan import host_shortcuts
+"""Trusted parent side: the kernel-module grammar's verdict (autograder/grammar.py). Any finding zeroes the stage
+before any child runs, in both tiers: a module that passes holds nothing that could reach the grader."""
+from ..grammar import violations
+
+NAME = "Kernel module grammar: no host-side shortcuts"
+RULES = ("A kernel module holds imports (math, numpy dtypes, numba), constants, @cuda.jit kernels and launchers "
+         "that launch them, and nothing else (README: the student contract).")
 
 
 def judge(g):
-    """(check, findings): the 0-point shortcuts check of StageGrader `g` and the scan's findings."""
-    findings = host_shortcuts(g.src.source)
-    check = g.check("shortcuts", "No host-side shortcuts")
+    """(check, findings): the 0-point grammar check of StageGrader `g` and the grammar's findings."""
+    findings = violations(g.src.source)
+    check = g.check("shortcuts", NAME)
     if findings:
-        return check.verdict(False, "Host-side shortcuts found; the whole stage scores 0:\n  "
-                             + "\n  ".join(findings)), findings
-    return check.verdict(True, "no NumPy/CuPy/cuBLAS products, host copies of operands or dynamic code"), findings
+        return check.verdict(False, "This module holds what a kernel module may not; the whole stage scores 0:\n  "
+                             + "\n  ".join(findings) + "\n" + RULES), findings
+    return check.verdict(True, "only kernels, launchers and constants: no host-side products, host copies of "
+                               "operands or code that reaches the grader"), findings

@@ -17,11 +17,15 @@ SCRATCH = sys.argv[1] if __name__ == "__main__" else None
 
 
 def load_student_module(path, name):
+    """Import the file as the UTF-8 text the parent checked: compiled from a str, whose coding declaration Python
+    ignores (an import from the file would decode it by its own declaration: other code than the grammar read)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    exec(code, module.__dict__)
     return module
 
 

@@ -228,6 +228,8 @@ class StageGrader:
                 # shape), or it was stopped because the stage ran out of time: the same for all that are left
                 return {**results, **{g: result for g in todo}}
             left = []
+            if not 0 <= at <= len(shapes):  # a count the child could not have reached: nothing more to learn
+                return {**results, **{g: result for g in todo}}
             for g in todo:
                 first, end = spans[g]
                 if first <= at < end:
@@ -268,7 +270,7 @@ class StageGrader:
         return self.stage.sim_shape_groups(tile)
 
     def start_compile(self, pool):
-        """The static scan, then the compile check: in the simulator tier a child of its own, which a grade starts
+        """The kernel-module grammar, then the compile check: in the simulator tier a child of its own, which a grade starts
         before any other child; on a GPU the correctness child reports its facts (_CompileFacts)."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
         self.shortcut, self.findings = shortcuts.judge(self)
@@ -388,8 +390,8 @@ class StageGrader:
                                f"{'raises' if len(self.stubs) == 1 else 'raise'} NotImplementedError")
 
     def judge_zeroed(self):
-        """A stage the static scan zeroed: no child ran; every check fails, saying why."""
-        checks = self.failed_all("not run: the static scan found host-side shortcuts (see 'No host-side shortcuts'), "
+        """A stage the kernel-module grammar zeroed: no child ran; every check fails, saying why."""
+        checks = self.failed_all(f"not run: the module holds what a kernel module may not (see '{shortcuts.NAME}'), "
                                  "so the whole stage scores 0")
         return checks[:1] + [self.shortcut] + checks[1:]
 

@@ -15,8 +15,10 @@ from .backends import backend
 from .box import Box, child_env, is_root
 from .limits import limited
 from .paths import BOX_GRADER, BOX_TMP, GRADER_ROOT
+from . import schema
 
 DEFAULTS = {"sandbox": "auto", "processes": 2048}
+MALFORMED = "not gradable: the child's report was malformed"
 START_ERRORS = ("bwrap:", "unshare:", "mount:", "chroot:", "setpriv:", "env:", "sandbox:")
 
 
@@ -121,11 +123,17 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
         box.deliver()
         result = ChildResult(log=_tail(log_path, limits["log_bytes"]), seconds=time.perf_counter() - started,
                              sandbox=name, uid=box.uid, started=said[0])
+        overcount = job["task"] == "run" and said[0] > job.get("count", 0)
+        if overcount:  # it said it began more shapes than it was given: nothing it says is believed
+            result.started = 0
         if stuck:
             result.timed_out = True
             result.problem = (f"not gradable: the check's process did not end within {KILL_WAIT_S:.0f} s of being "
                               "killed: it is stuck in the operating system, usually in the GPU driver. Tell the "
                               "instructor: the GPU may need a reset before grading goes on")
+            return result
+        if overcount:
+            result.problem = f"{MALFORMED} (it said it began more shapes than the {job['count']} it was given)"
             return result
         if refused:
             result.cancelled, result.problem = True, refused
@@ -148,6 +156,11 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             code = 128 - code  # the sandbox's init reports a child killed by signal N as status 128 + N
         result.facts, result.arrays, result.problem = _read_result(box.path("result.npz"), nonce, code, limits,
                                                                    result.log)
+        if not result.problem:
+            malformed = schema.check(job, inputs, result.facts, result.arrays, said[0])
+            if malformed:
+                result.facts, result.arrays = {}, {}
+                result.problem = f"{MALFORMED} ({malformed})"
         return result
     except OSError as exc:
         return ChildResult(problem=f"not gradable: the grader could not start the check ({exc})", sandbox=name,

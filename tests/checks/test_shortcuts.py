@@ -1,7 +1,9 @@
-"""checks/shortcuts.py and autograder/scan.py: host-side shortcuts zero the stage."""
+"""checks/shortcuts.py, autograder/grammar.py and autograder/scan.py: what a kernel module may not hold zeroes
+the stage; stubs are found. The grammar's corpus of legitimate and hostile modules is tests/test_grammar.py."""
 import pytest
 
-from autograder.scan import host_shortcuts, unimplemented
+from autograder.grammar import violations
+from autograder.scan import unimplemented
 from checkkit import assert_known_bad
 from tools.mutants import KNOWN_BAD, by_check
 
@@ -15,12 +17,12 @@ from tools.mutants import KNOWN_BAD, by_check
     ("from numpy import linalg\n", "numpy may only name dtypes"),
 ])
 def test_scan_flags(source, says):
-    assert any(says in line for line in host_shortcuts(source)), host_shortcuts(source)
+    assert any(says in line for line in violations(source)), violations(source)
 
 
 def test_scan_passes_a_kernel_module():
     source = "import math\nfrom numba import cuda, float32\nimport numpy as np\nX = np.float32\n"
-    assert host_shortcuts(source) == []
+    assert violations(source) == []
 
 
 def test_stubs_are_found():
@@ -34,13 +36,13 @@ def test_known_bad(grade_text, name):
 
 
 @pytest.mark.parametrize("device", ["sim", "gpu"])
-def test_stage_zeroed_by_the_scan_runs_no_child_and_shows_every_check_failed(grade_text, monkeypatch, device):
+def test_stage_zeroed_by_the_grammar_runs_no_child_and_shows_every_check_failed(grade_text, monkeypatch, device):
     """A zeroed stage spends no time in children (a closure's constant array once compiled for 275 s on a GPU),
     and no check reads PASS 0/N: each says it was not run, and why."""
     from autograder import sandbox
 
     def no_child(*args, **kwargs):
-        raise AssertionError("a child was started for a stage the static scan zeroed")
+        raise AssertionError("a child was started for a stage the kernel-module grammar zeroed")
     monkeypatch.setattr(sandbox, "run_child", no_child)
     r = grade_text("naive", KNOWN_BAD["host product in the launcher"].text, device=device)
     assert r.score == 0 and r.max_score > 0
@@ -49,4 +51,4 @@ def test_stage_zeroed_by_the_scan_runs_no_child_and_shows_every_check_failed(gra
     others = [c for c in r.checks if c.key != "shortcuts" and c.status != "skipped"]
     assert {c.key for c in others} >= {"compiles", "correct"}
     for c in others:
-        assert c.status == "failed" and "static scan found host-side shortcuts" in c.output, (c.name, c.output)
+        assert c.status == "failed" and "holds what a kernel module may not" in c.output, (c.name, c.output)

@@ -1,0 +1,141 @@
+"""Trusted parent side: the shape every child's report must have, checked before anything is judged.
+
+A child's result file is data written by a process that ran student code. The parent reads it without pickle
+and checks its nonce (run.py); here it checks that every fact has the type the judges expect (finite numbers,
+counts, strings, the known keys and nothing else), that there are no more shapes than the parent sent, and
+that every array has the shape the task gives it. A report that fails is "not gradable: the child's report was
+malformed (...)": nothing in it is judged, and the grade goes on.
+"""
+import math
+
+import numpy as np
+
+NUM, COUNT, STR, BOOL, JSON = "num", "count", "str", "bool", "json"
+ERROR = {"kind": STR, "message": STR}
+COMMON = {"nonce": STR, "seconds": NUM, "cpu_s": NUM, "phases": ("map", NUM), "import_error": ERROR,
+          "task_error": ERROR}
+COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": BOOL, "constants": ("map", NUM),
+           "compile_error": STR, "shared_arrays": ("list", COUNT), "barriers": COUNT, "registers": COUNT,
+           "shared_bytes": COUNT, "local_bytes": COUNT}
+SHAPE = {"error": ERROR, "instruments": JSON, "replay_s": NUM, "writes_past_end": COUNT, "launches": COUNT}
+STATS = {"median_ms": NUM, "times_ms": ("list", NUM), "past_end": ("list", COUNT), "cv": NUM}
+BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": NUM, "percent_of_cublas": NUM,
+         "cublas_problem": STR}
+TASKS = {
+    "compile": COMPILE,
+    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "compile": {**COMPILE, "task_error": ERROR}},
+    "speed": {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "kernels_loaded": COUNT,
+              "kernels_compiled": COUNT, "leaderboard": BOARD, "clock_s": ("map", NUM)},
+    "warm": {"kernels_loaded": COUNT, "kernels_compiled": COUNT},
+}
+MAX_TEXT = 20_000   # characters of one string: an error message is cut at 1,500 by the child
+MAX_DEPTH = 8
+
+
+class Malformed(ValueError):
+    pass
+
+
+def _check(value, spec, where, depth=0):
+    if depth > MAX_DEPTH:
+        raise Malformed(f"{where} is nested too deeply")
+    if spec == NUM:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    elif spec == COUNT:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    elif spec == BOOL:
+        ok = isinstance(value, bool)
+    elif spec == STR:
+        ok = isinstance(value, str) and len(value) <= MAX_TEXT
+    elif spec == JSON:  # the simulator's instrument counters: any JSON, with finite numbers and bounded text
+        if isinstance(value, dict):
+            for k, v in value.items():
+                _check(v, JSON, f"{where}.{k}", depth + 1)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                _check(v, JSON, f"{where}[{i}]", depth + 1)
+        ok = value is None or isinstance(value, (dict, list, bool)) or _is(value, NUM) or _is(value, STR)
+    elif isinstance(spec, dict):
+        ok = isinstance(value, dict)
+        if ok:
+            for k, v in value.items():
+                if k not in spec:
+                    raise Malformed(f"{where} has an unknown fact {str(k)[:40]!r}")
+                _check(v, spec[k], f"{where}.{k}", depth + 1)
+    elif spec[0] == "list":
+        ok = isinstance(value, list)
+        if ok:
+            for i, v in enumerate(value):
+                _check(v, spec[1], f"{where}[{i}]", depth + 1)
+    else:  # ("map", spec): string keys
+        ok = isinstance(value, dict)
+        if ok:
+            for k, v in value.items():
+                _check(v, spec[1], f"{where}.{str(k)[:40]}", depth + 1)
+    if not ok:
+        raise Malformed(f"{where} is {type(value).__name__} {str(value)[:40]!r}, not {_describe(spec)}")
+
+
+def _is(value, spec):
+    try:
+        _check(value, spec, "")
+        return True
+    except Malformed:
+        return False
+
+
+def _describe(spec):
+    if isinstance(spec, str):
+        return {"num": "a finite number", "count": "a count", "str": "text", "bool": "true or false",
+                "json": "plain data"}[spec]
+    return "a record" if isinstance(spec, dict) else f"a {spec[0]}"
+
+
+def _arrays(job, inputs, facts, arrays):
+    """The arrays a task may return, name -> shape."""
+    task = job["task"]
+    if task == "run":
+        return {f"C{i}": (inputs[f"A{i}"].shape[0], inputs[f"B{i}"].shape[1]) for i in range(job["count"])}
+    if task == "speed":
+        columns = job.get("projection_columns", 2)
+        want = {f"P_{name}": (len(job["seeds"]), job["n"], columns) for name in ("student", "reference")}
+        board = job.get("leaderboard")
+        if board:
+            want.update({f"P_board_{name}": (len(board["seeds"]), board["n"], columns)
+                         for name in ("student", "cublas")})
+        return want
+    return {}
+
+
+def check(job, inputs, facts, arrays, said=0):
+    """"" when the report has the shape of `job`'s task, else why not."""
+    try:
+        spec = {**COMMON, **TASKS.get(job["task"], {})}
+        _check(facts, spec, "facts")
+        failed = "import_error" in facts or "task_error" in facts
+        if job["task"] == "run":
+            if said > job["count"] or len(facts.get("shapes", [])) > job["count"]:
+                raise Malformed(f"it reported more shapes than the {job['count']} it was given")
+        if job["task"] == "speed" and not failed:
+            runs = len(job["seeds"])
+            for name, stats in facts.get("timings", {}).items():
+                if name not in ("student", "reference") or len(stats["times_ms"]) != runs:
+                    raise Malformed(f"timings of {str(name)[:40]!r} are not {runs} runs of the student or reference")
+            if set(facts.get("timings", {})) != {"student", "reference"}:
+                raise Malformed("the timings of the student and the reference are not both there")
+            if job.get("leaderboard"):
+                board = facts.get("leaderboard")
+                if board is None or "student" not in board.get("timings", {}):
+                    raise Malformed("the leaderboard's runs are missing")
+                for name, stats in board["timings"].items():
+                    if name not in ("student", "cublas") or len(stats["times_ms"]) != len(job["leaderboard"]["seeds"]):
+                        raise Malformed(f"leaderboard timings of {str(name)[:40]!r} are not the runs it was given")
+        want = _arrays(job, inputs or {}, facts, arrays)
+        for name, array in arrays.items():
+            if name not in want:
+                raise Malformed(f"it returned an array {str(name)[:40]!r} that its task has no place for")
+            if array.shape != want[name] or array.dtype != np.float32:
+                raise Malformed(f"array {name} is {array.dtype} {array.shape}, not float32 {want[name]}")
+    except Malformed as exc:
+        return str(exc)
+    return ""
