@@ -67,6 +67,20 @@ BUILTIN_KEYWORDS = {"print": {"sep", "end", "flush"}}
 JIT_OPTIONS = {"device", "fastmath", "inline", "forceinline", "max_registers", "lineinfo", "opt", "debug",
                "launch_bounds", "shared_memory_carveout"}
 
+# The student contract in short (the feedback page shows it; README's table says the same): rule, example.
+CONTRACT = [
+    ("imports of math, numpy's dtypes, numba, numba.cuda and numba.types", "from numba import cuda, float32"),
+    ("module constants of literals, arithmetic and other constants", "TILE_PAD = TILE + 1"),
+    ("@cuda.jit kernels and @cuda.jit(device=True) helpers", "@cuda.jit(device=True, inline=True)"),
+    ("in kernels: locals, array elements, if, for ... in range, while, cuda.*, math.*, dtypes, min, max, abs, "
+     "print and the module's device functions", "acc += sA[ty, k] * sB[k, tx]"),
+    ("launchers that read .shape and .size and launch the module's kernels",
+     "matmul_tiled_kernel[blocks, (TILE, TILE)](A, B, C)"),
+    ("nothing else: no other import, attribute assignment, __dunder__ name, class, lambda, try, with, "
+     "comprehension, f-string or code that runs at import", "not cuda.synchronize(), A.copy_to_host(), "
+                                                          "if __name__ == '__main__':"),
+]
+
 # Why an attribute or name a student may reach for is not in a kernel module (the common honest mistakes first).
 EXPLAIN = {
     "copy_to_host": "copies an operand to the host", "copy_to_device": "writes host data into a device array",

@@ -56,8 +56,7 @@ HANGS_WHEN_K_IS_1 = ("        for k in range(K):\n            acc += A[row, k] *
                      "            if k + 1 < K:\n"
                      "                acc += A[row, k + 1] * B[k + 1, col]\n"
                      "            k += min(2, K - 1)  # steps by 0 when K == 1: the loop never ends\n")
-EXITS = ("    matmul_tiled_kernel[blocks, (TILE, TILE)](A, B, C)",
-         "    matmul_tiled_kernel[blocks, (TILE, TILE)](A, B, C)\n    raise SystemExit(0)  # stop here")
+STORES_PAST_C = ("    C[row, col] = acc", "    C[row + C.shape[0], col] = acc  # one tile too far down")
 MISSING_COLON = ("    if row < M and col < N:\n        C[row, col] = acc", "    if row < M and col < N\n        C[row, col] = acc")
 
 STUDENTS = [
@@ -80,8 +79,9 @@ STUDENTS = [
                 {"s1_naive": HOST_MATMUL, "s2_tiled": [SOLVE]},
                 {"naive": 0, "tiled": 13, "tiled_general": 0, "tiled_transposed": 0, "fast": 0}),
     DemoStudent("eve", "crashing: stage 1's loop never ends when K = 1 (that check is stopped at the time limit); "
-                       "stage 2's launcher raises SystemExit; stage 3 has a syntax error",
-                {"s1_naive": [SOLVE, HANGS_WHEN_K_IS_1], "s2_tiled": [SOLVE, EXITS],
+                       "stage 2's kernel stores past the end of C (an IndexError in the simulator, a CUDA error on a GPU); "
+                       "stage 3 has a syntax error",
+                {"s1_naive": [SOLVE, HANGS_WHEN_K_IS_1], "s2_tiled": [SOLVE, STORES_PAST_C],
                  "s3_tiled_general": [SOLVE, MISSING_COLON]},
                 {"naive": 6, "tiled": 3, "tiled_general": 0, "tiled_transposed": 0, "fast": 0}),
 ]

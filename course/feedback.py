@@ -9,6 +9,7 @@ import html
 import io
 import re
 
+from autograder.grammar import CONTRACT
 from autograder.stages import STAGES
 
 STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
@@ -101,6 +102,12 @@ def page(student, assignment, results):
             parts.append(f"<tr><td class='tag' style='color:{color}'>{label}</td><td>{got:g} / {max_score:g}</td>"
                          f"<td>{e(name)}<pre>{e(output)}</pre></td></tr>")
         parts.append("</table>")
+    tripped = any(key == "shortcuts" and status == "failed" for _, key, status, *_ in checks_of(results))
+    parts.append(f"<details{' open' if tripped else ''}><summary>What a kernel module may contain (a stage "
+                 "whose module holds anything else scores 0)</summary><table><tr><th>a kernel module may hold"
+                 "</th><th>for example</th></tr>"
+                 + "".join(f"<tr><td>{e(rule)}</td><td><code>{e(example)}</code></td></tr>"
+                           for rule, example in CONTRACT) + "</table></details>")
     parts.append(f"<p><small>Graded {e(course['graded_at'])} on the "
                  f"{'GPU' if results['extra_data']['device'] == 'gpu' else 'CUDA simulator'} in "
                  f"{results['execution_time']:g} s; submission {e(course['submission_sha256'][:12])}.</small></p>"

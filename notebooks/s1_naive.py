@@ -58,6 +58,19 @@ print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("
 # C-contiguous Numba device arrays. The launcher `f(A, B, C)` launches the stage's kernel on
 # exactly those arrays and returns `None`. The grader allocates, copies, synchronises and times;
 # it grades what your kernel alone wrote into `C`. Keep the names of the kernel and the launcher.
+#
+# **What the graded cells may contain.** The grader reads your code cells as one kernel module
+# and accepts only what a kernel module needs; anything else scores the stage 0, with the line
+# and the rule:
+# - imports of `math`, numpy's dtypes and `numba` (`from numba import cuda, float32`);
+# - constants of literals and arithmetic (`TILE_PAD = TILE + 1`);
+# - `@cuda.jit` kernels and `@cuda.jit(device=True)` helpers, using locals, array elements,
+#   `if`, `for ... in range`, `while`, `cuda.*`, `math.*`, `min`, `max`, `abs` and `print`;
+# - launchers that read `C.shape` and launch `kernel[blocks, threads](A, B, C)`.
+#
+# Not `import os`, `cuda.synchronize()`, `A.copy_to_host()`, `try`, `with`, lambdas,
+# comprehensions, f-strings, `__dunder__` names or an `if __name__ == "__main__":` block: try
+# things out in a cell of your own and delete it before you submit, or use the self-check.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s1_naive-md-header", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## The module

@@ -49,6 +49,10 @@ print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("
 #
 # Run the setup cell first, write the part marked `TODO` in the kernel, run its cell, then the
 # self-check at the bottom.
+#
+# The graded cells hold a kernel module and nothing else: imports of `math`, numpy's dtypes and
+# `numba`, constants, `@cuda.jit` kernels and helpers, and the launcher (stage 1 and the README's
+# student contract list what is allowed). Anything else scores the stage 0.
 
 # %%
 """Stage 3: shared-memory tiled matrix multiplication for any M, K, N.

@@ -50,6 +50,10 @@ print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("
 # Run the setup cell first, write the part marked `TODO`, run its cell, then the self-check at
 # the bottom. You may change the constants and the launcher too: the launch geometry of this
 # stage is yours to choose.
+#
+# The graded cells hold a kernel module and nothing else: imports of `math`, numpy's dtypes and
+# `numba`, constants, `@cuda.jit` kernels and helpers, and the launcher (stage 1 and the README's
+# student contract list what is allowed). Anything else scores the stage 0.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s5_fast-md-header", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Register blocking

@@ -60,6 +60,9 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
     pages = {s.name: open(os.path.join(course, "feedback", s.name, ASSIGNMENT, "index.html"), encoding="utf-8").read()
              for s in demo.STUDENTS}
     assert "copy_to_host" in pages["dee"] and "race" in pages["cy"] and "did not finish within" in pages["eve"]
+    # the student contract, open where the kernel-module grammar zeroed a stage
+    assert "<details open><summary>What a kernel module may contain" in pages["dee"]
+    assert "<details><summary>What a kernel module may contain" in pages["ada"]
     with open(os.path.join(course, "grades.csv"), encoding="utf-8") as f:
         assert {r["student"]: float(r["score"]) for r in csv.DictReader(f)} == totals
     assert os.path.getsize(os.path.join(course, "grades-histogram.png")) > 1000

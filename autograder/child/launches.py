@@ -81,11 +81,16 @@ def validate(launches, kernel_name, A, B, C):
                 f"{name} was launched on a stream of its own ({type(stream).__name__}); launch on the default "
                 f"stream, as {name}[blocks, threads](A, B, C): the grader times and synchronises that stream")
         for pos, arg in enumerate(args):
-            if isinstance(arg, numbers.Number) or any(arg is x for x in allowed):
+            if _plain_number(arg) or any(arg is x for x in allowed):
                 continue
             raise LaunchError(
                 f"{name} was launched with argument {pos} of type {type(arg).__name__}; kernels may receive"
                 " only the A, B, C arrays the grader passed and plain numbers (no host-side copies)")
+
+
+def _plain_number(arg):
+    """A Python or NumPy number itself, not an instance of a subclass (which could carry anything)."""
+    return isinstance(arg, numbers.Number) and (type(arg) in (int, float, bool) or type(arg).__module__ == "numpy")
 
 
 def replay(launches):
