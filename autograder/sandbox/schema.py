@@ -29,7 +29,7 @@ TASKS = {
     "warm": {"kernels_loaded": COUNT, "kernels_compiled": COUNT},
 }
 MAX_TEXT = 20_000   # characters of one string: an error message is cut at 1,500 by the child
-MAX_DEPTH = 8
+MAX_DEPTH = 16  # facts.shapes[0].instruments.races.examples[0].first.thread[0] is 10 deep
 
 
 class Malformed(ValueError):
