@@ -76,6 +76,8 @@ SCHEMA = {
                                                   "more than this factor is marked for review, not ranked"),
     },
     "structure": {
+        "tiles": Key("ints", [16, 32], "the TILE sizes a tiled stage may use: the grader sizes its test shapes, time "
+                                       "limits and data-reuse bar by TILE, so the course fixes the choices"),
         "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least TILE * this often"),
     },
 }

@@ -674,3 +674,56 @@ def violations(source, predefined=None):
     except ValueError as exc:  # null bytes
         return [f"line 1: the file: {exc}"]
     return [text for _, text in Grammar(tree, predefined).check()]
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
+        ast.Pow: lambda a, b: a ** b if abs(b) <= 64 else None, ast.LShift: lambda a, b: a << b if b <= 64 else None,
+        ast.RShift: lambda a, b: a >> b}
+_CALLS = {"min": min, "max": max, "abs": abs, "int": int}
+
+
+def module_constants(source):
+    """{name: (value, line)} of the module's number constants (TILE = 16, TILE_PAD = TILE + 1, BM = 2 * 64),
+    worked out by the parent from the syntax tree: a module the grammar passes has nothing else at its top
+    level to run. Constants that are not plain arithmetic of numbers are left out."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in found:
+            return found[node.id][0]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = value(node.operand)
+            return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            a, b = value(node.left), value(node.right)
+            try:
+                return None if a is None or b is None else _OPS[type(node.op)](a, b)
+            except (ArithmeticError, ValueError):
+                return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS \
+                and not node.keywords and node.args:
+            args = [value(a) for a in node.args]
+            if None in args or (node.func.id in ("abs", "int") and len(args) != 1):
+                return None
+            return _CALLS[node.func.id](*args)
+        return None
+
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    v = value(node.value)
+                    if v is None:
+                        found.pop(t.id, None)
+                    else:
+                        found[t.id] = (v, node.lineno)
+    return found
+

@@ -4,7 +4,6 @@ Nothing here imports student code. Each check's untrusted work runs in its
 own sandboxed child (autograder/sandbox); a crash, exit, hang or CUDA error
 there fails that check alone. The judging itself is in autograder/checks/.
 """
-import ast
 import math
 import os
 import threading
@@ -16,6 +15,7 @@ from .. import sandbox
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, shared_memory, shortcuts, speed
 from ..checks.correct import explain_error
 from ..checks import child_problem
+from ..grammar import module_constants
 from ..scan import unimplemented
 from ..stages import INSTRUMENT_CHECKS
 from .report import Check
@@ -26,22 +26,6 @@ CHECK_NAMES = {"compiles": "{kernel} compiles for the GPU", "shared_memory": "sh
 SIM_JUDGES = {"races": (races.SIM_NAME, races.judge_sim),
               "bank_conflicts": (bank_conflicts.SIM_NAME, bank_conflicts.judge_sim),
               "data_reuse": (data_reuse.NAME, None)}
-
-
-def module_constant(source, name):
-    """An int assigned at module level (TILE = 16), read from the syntax tree, or None."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    value = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                value = None
-    return value if isinstance(value, int) else None
 
 
 class _Cut:
@@ -124,7 +108,8 @@ class StageGrader:
             os.chmod(self.kernel_dir, 0o777)  # each child runs as a uid of its own
         self.points = cfg["stages"][self.stage.name]["points"]
         self.tol = cfg["grading"]["relative_error"]
-        self.tile = module_constant(src.source, "TILE")
+        tile = module_constants(src.source).get("TILE", (None, 0))[0]
+        self.tile = tile if type(tile) is int and tile in cfg["structure"]["tiles"] else None
         self.module_path = os.path.join(workdir, self.stage.filename)
         with open(self.module_path, "w", encoding="utf-8") as f:
             f.write(src.source)

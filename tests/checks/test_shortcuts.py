@@ -52,3 +52,57 @@ def test_stage_zeroed_by_the_grammar_runs_no_child_and_shows_every_check_failed(
     assert {c.key for c in others} >= {"compiles", "correct"}
     for c in others:
         assert c.status == "failed" and "holds what a kernel module may not" in c.output, (c.name, c.output)
+
+
+NAIVE_AS_TILED = '''from numba import cuda, float32
+
+TILE = 1
+
+
+@cuda.jit
+def matmul_tiled_kernel(A, B, C):
+    sA = cuda.shared.array((16, 16), float32)
+    sB = cuda.shared.array((16, 16), float32)
+    col, row = cuda.grid(2)
+    acc = float32(0.0)
+    cuda.syncthreads()
+    for k in range(A.shape[1]):
+        acc += A[row, k] * B[k, col]
+    cuda.syncthreads()
+    C[row, col] = acc
+
+
+def matmul_tiled(A, B, C):
+    N = C.shape[0]
+    matmul_tiled_kernel[(N // 16, N // 16), (16, 16)](A, B, C)
+'''
+
+
+@pytest.mark.parametrize("tile", ["1", "-16", "100000", "2 ** 20", "16.0"])
+def test_a_tile_outside_the_courses_scores_the_stage_0_before_anything_runs(grade_text, monkeypatch, tile):
+    """TILE = 1 let a naive kernel pass stage 2 (13/13: the student's TILE set the bar); TILE = -16 and 100000
+    crashed the grader (a negative shape, a 74.5 GiB array). Each is the student's error, said in the report."""
+    from autograder import sandbox
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a child was started for a stage whose TILE the course does not allow")
+    monkeypatch.setattr(sandbox, "run_child", no_child)
+    r = grade_text("tiled", NAIVE_AS_TILED.replace("TILE = 1", f"TILE = {tile}"))
+    assert r.score == 0 and r.max_score > 0
+    out = [c for c in r.checks if c.key == "shortcuts"][0].output
+    assert "line 3: TILE = " in out and "the course's tile sizes are 16 and 32" in out, out
+
+
+def test_a_tile_worked_out_from_constants_is_the_one_graded(cfg):
+    from autograder import stages
+    from autograder.checks.shortcuts import tile_findings
+    from autograder.engine.stage import StageGrader
+    from autograder.submission import StageSource
+    import numpy as np
+    import tempfile
+    text = "BASE = 8\nTILE = 2 * BASE * 2\n"
+    assert tile_findings(stages.find("tiled"), text, [16, 32]) == []
+    assert tile_findings(stages.find("naive"), "TILE = 3\n", [16, 32]) == []  # only tiled stages have a TILE
+    g = StageGrader(StageSource(stages.find("tiled"), "s2_tiled.py", text), "sim", cfg, np.random.default_rng(1),
+                    tempfile.mkdtemp())
+    assert g.tile == 32
