@@ -75,6 +75,10 @@ class CourseError(ValueError):
     """The course folder or its settings cannot be used; the message says why."""
 
 
+GRADER_FAILED = "not gradable: the grader itself failed on this submission"
+RETRY = "retry:"
+
+
 def load_config(course):
     """autograder/config.toml with COURSE/autograder.toml's overrides applied (only known [limits] keys)."""
     from autograder import config as config_mod
@@ -317,6 +321,11 @@ class ClassGrader:
         except SubmissionError as exc:
             report = engine.Report(folder, self.device, self.seed or 0)
             problems.append(str(exc))
+        except Exception as exc:  # the grader's own failure: this student gets a row that says so, the class goes on
+            report = engine.Report(folder, self.device, self.seed or 0)
+            problems.append(f"{GRADER_FAILED} ({type(exc).__name__}: {str(exc)[:300]}); it is graded again on the "
+                            "next run: tell the instructor")
+            key = RETRY + key  # never equal to a submission's key: the next run grades it again
         out = results.to_gradescope(report)
         stage_scores = {}
         for c in report.checks:
@@ -369,7 +378,8 @@ class ClassGrader:
 
         Returns False (and removes it) when the staged result is unreadable or for an older submission."""
         data = read_results(staged)
-        if data is None or data["extra_data"]["course"]["grading_key"] != self.key_of(folder)[0]:
+        key = data["extra_data"]["course"]["grading_key"].removeprefix(RETRY) if data is not None else None
+        if key != self.key_of(folder)[0]:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(staged)
             return False
@@ -528,11 +538,15 @@ class ClassGrader:
 
                             def progress(stage, checks, student=student):
                                 bar.set_postfix_str(f"{student}: stage {stage.name} graded")
-                            _, staged = self.grade_and_stage(student, folder, force=self.force, progress=progress)
-                            if staged:
-                                self.collect_one(gb, student, folder, staged)
-                                self.write_csv(self.rows())
-                            done += 1
+                            try:
+                                _, staged = self.grade_and_stage(student, folder, force=self.force,
+                                                                 progress=progress)
+                                if staged:
+                                    self.collect_one(gb, student, folder, staged)
+                                    self.write_csv(self.rows())
+                                done += 1
+                            except Exception as exc:  # one student's failure does not stop the class
+                                failed.append((student, f"{type(exc).__name__}: {exc}"))
                             bar.update(1)
                 except KeyboardInterrupt:
                     bar.close()

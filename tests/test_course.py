@@ -98,14 +98,16 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
 class FakeEngine:
     """Stands in for engine.grade: one point per stage, or an interrupt while grading one student."""
 
-    def __init__(self, interrupt_at=None):
-        self.calls, self.interrupt_at = [], interrupt_at
+    def __init__(self, interrupt_at=None, crash_at=None):
+        self.calls, self.interrupt_at, self.crash_at = [], interrupt_at, crash_at
 
     def __call__(self, folder, device="auto", seed=None, cfg=None, progress=None, stage=None):
         student = folder.split(os.sep)[-2]
         self.calls.append(student)
         if student == self.interrupt_at:
             raise KeyboardInterrupt
+        if student == self.crash_at:
+            raise ValueError("negative dimensions are not allowed")
         report = grading_engine.Report(folder, device, seed or 0)
         for s in STAGES:
             report.stages.append(s.name)
@@ -153,6 +155,25 @@ def test_interrupted_run_keeps_finished_grades_and_reruns_only_what_changed(tmp_
     engine.calls = []
     assert grade_class.ClassGrader(course, device="sim", out=out).run() == 0 and engine.calls == []
     assert grade_class.ClassGrader(course, device="sim", force=True, out=out).run() == 3
+
+
+def test_a_grader_crash_on_one_student_neither_stops_the_class_nor_sticks(tmp_path, monkeypatch):
+    """One worker: the grader failing on b's submission gives b a row and feedback that say so; a and c are graded;
+    the next run grades b again (its result is marked for a retry), not a and c."""
+    course = small_course(str(tmp_path), ["a", "b", "c"])
+    engine = FakeEngine(crash_at="b")
+    monkeypatch.setattr(grading_engine, "grade", engine)
+    out = open(os.devnull, "w")
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 3
+    assert engine.calls == ["a", "b", "c"]
+    assert gradebook_scores(course) == {"a": 5.0, "b": 0.0, "c": 5.0}
+    problems = results_of(course, "b")["extra_data"]["course"]["problems"]
+    assert problems and problems[0].startswith(grade_class.GRADER_FAILED) and "ValueError" in problems[0]
+    page = open(os.path.join(course, "feedback", "b", ASSIGNMENT, "index.html"), encoding="utf-8").read()
+    assert "the grader itself failed" in page
+    engine.crash_at, engine.calls = None, []
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 1 and engine.calls == ["b"]
+    assert gradebook_scores(course) == {"a": 5.0, "b": 5.0, "c": 5.0}
 
 
 def test_submission_without_notebooks_is_recorded_as_not_gradable(tmp_path):
