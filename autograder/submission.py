@@ -21,6 +21,28 @@ class StageSource:
     stage: object
     path: str        # the student's file (.py or .ipynb)
     source: str      # Python source that will be graded
+    note: str = ""   # other files of the same stage that were not graded, and why
+
+
+def choose(stage, paths, source_of):
+    """(the file graded for `stage`, the other files of it that are written) among files that each define it:
+    a file whose functions are written (not stubs) first; among those the one under the name the assignment
+    released (s1_naive.ipynb or s1_naive.py: nbgrader grades its released notebook and skips a Jupyter "Make a
+    Copy"), then the given order. The one rule of `make grade` and of classroom/grade.py."""
+    from .scan import unimplemented
+    released = {stage.module + ".py", stage.module + ".ipynb"}
+
+    def stub(path):
+        source = source_of(path)
+        return source is None or bool(unimplemented(source, (stage.kernel, stage.launcher)))
+    ordered = sorted(paths, key=lambda p: (stub(p), os.path.basename(p) not in released))
+    return ordered[0], [p for p in ordered[1:] if not stub(p)]
+
+
+def skipped_note(stage, chosen, others, root):
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    return (f"{', '.join(rel(p) for p in others)} also define{'s' if len(others) == 1 else ''} stage {stage.name}: "
+            f"not graded; the file graded is {rel(chosen)} (written work first, then the name the assignment released)")
 
 
 def notebook_source(path):
@@ -83,9 +105,9 @@ def collect(submission, stage=None):
         paths = [submission]
     else:
         raise SubmissionError(f"{submission}: no such file or folder")
-    found = {}
+    sources, by_stage = {}, {}
     for path in paths:
-        source = read_source(path)
+        source = sources[path] = read_source(path)
         matches = [stage] if stage else stages_in(source, path)
         if stage and len(paths) > 1 and stage not in stages_in(source, path):
             continue
@@ -93,10 +115,14 @@ def collect(submission, stage=None):
             raise SubmissionError(f"{path} defines several stages ({', '.join(s.name for s in matches)}): "
                                   "grade it with --stage NAME")
         for s in matches:
-            if s.number in found:
-                raise SubmissionError(f"both {found[s.number].path} and {path} define stage {s.name}")
-            found[s.number] = StageSource(s, path, source)
-    if not found:
+            by_stage.setdefault(s.number, (s, []))[1].append(path)
+    if not by_stage:
         want = stage.launcher if stage else " or ".join(s.launcher for s in STAGES)
         raise SubmissionError(f"{submission}: found no file defining {want}")
-    return [found[k] for k in sorted(found)]
+    picked = []
+    root = submission if os.path.isdir(submission) else os.path.dirname(submission)
+    for number in sorted(by_stage):
+        s, candidates = by_stage[number]
+        chosen, others = choose(s, candidates, sources.get)
+        picked.append(StageSource(s, chosen, sources[chosen], skipped_note(s, chosen, others, root) if others else ""))
+    return picked

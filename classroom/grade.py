@@ -44,12 +44,6 @@ def _source(path):
         return None
 
 
-def is_implemented(stage, source):
-    """True when neither the stage's kernel nor its launcher still raises NotImplementedError."""
-    from autograder.scan import unimplemented
-    return source is not None and not unimplemented(source, [stage.kernel, stage.launcher])
-
-
 def _candidates(student_dir, stage):
     """The student's files that may hold `stage`, most likely first."""
     from autograder.submission import stages_in
@@ -77,20 +71,20 @@ def pick_files(student_dir, stages, stubs_dir=None):
     """[(stage, path, rel, note)]: the file graded for each stage, its path in the student's
     repository ("" for the released stub) and a note for the summary ("" or why).
 
-    The first candidate whose TODOs are filled in wins; with none, the first
-    candidate (a stub); with no candidate at all, the released stub from
-    ``stubs_dir`` (the grader's exercises/), so the stage still shows its points."""
+    Among the candidates, `make grade`'s rule (autograder.submission.choose): the released name first, then
+    a file whose TODOs are filled in; with no candidate at all, the released stub from ``stubs_dir`` (the
+    grader's exercises/), so the stage still shows its points."""
+    from autograder.submission import choose, skipped_note
     stubs_dir = stubs_dir or os.path.join(ROOT, "exercises")
     picked = []
     for stage in stages:
         found = _candidates(student_dir, stage)
-        done = [p for p in found if is_implemented(stage, _source(p))]
         note = ""
-        if done or found:
-            path = (done or found)[0]
+        if found:
+            path, others = choose(stage, found, _source)
             rel = os.path.relpath(path, student_dir)
-            if len(done) > 1:
-                note = f"also filled in, not graded: {', '.join(os.path.relpath(p, student_dir) for p in done[1:])}"
+            if others:
+                note = skipped_note(stage, path, others, student_dir)
         else:
             path, rel = os.path.join(stubs_dir, stage.filename), ""
             note = f"no file of this stage found: graded the released stub {stage.filename}"

@@ -85,6 +85,8 @@ def page(student, assignment, results):
              f"<h1>{e(assignment)}: feedback for {e(student)}</h1>",
              f"<p><b>{results['score']:g} points</b> of {results['max_score']:g} graded in this run "
              f"({course['gradebook_total']:g} in the full GPU tier). {e(results['output'])}</p>"]
+    for note in results["extra_data"].get("notes", []):
+        parts.append(f"<p><b>Note:</b> {e(note)}</p>")
     for problem in course.get("problems", []):
         parts.append(f"<p style='color:#cf222e'><b>Not gradable:</b> {e(problem)}</p>")
     if results.get("tests"):

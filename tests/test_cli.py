@@ -33,3 +33,24 @@ def test_failing_submission_still_exits_zero_and_writes_results(tmp_path):
     data = json.loads(out.read_text())
     assert data["score"] == 0 and data["max_score"] > 0
     assert "syntax error" in p.stdout
+
+
+def test_a_jupyter_copy_of_a_notebook_is_skipped_with_a_note(tmp_path):
+    """"Make a Copy" leaves s1_naive-Copy1.ipynb beside the released notebook: the released name is graded, the
+    copy is named in a note (it used to zero every stage: "both ... define stage naive")."""
+    import shutil
+    from autograder.submission import collect
+    from classroom.grade import pick_files
+    from autograder.stages import STAGES
+    demo = os.path.join(ROOT, "demo_course", "submitted", "ada", "matmul")
+    for name in os.listdir(demo):
+        shutil.copy(os.path.join(demo, name), tmp_path / name)
+    shutil.copy(os.path.join(demo, "s1_naive.ipynb"), tmp_path / "s1_naive-Copy1.ipynb")
+    sources = collect(str(tmp_path))
+    assert [s.stage.name for s in sources] == [s.name for s in STAGES]
+    first = sources[0]
+    assert os.path.basename(first.path) == "s1_naive.ipynb"
+    assert "s1_naive-Copy1.ipynb also defines stage naive: not graded" in first.note
+    assert not any(s.note for s in sources[1:])
+    picked = {stage.name: (rel, note) for stage, _, rel, note in pick_files(str(tmp_path), STAGES)}
+    assert picked["naive"][0] == "s1_naive.ipynb" and "s1_naive-Copy1.ipynb also defines" in picked["naive"][1]

@@ -73,6 +73,9 @@ def main():
         if job["task"] == "warm":  # the grader's own kernels only: no student module
             facts, arrays = timing.task_warm(job)
         else:
+            if job["device"] == "ptx":
+                from autograder.child.ptx_target import stand_in
+                stand_in(job["cc"])
             module = load_student_module(job["module_path"], job["module"])
             if job["device"] == "gpu":
                 from autograder.child import kernel_cache
