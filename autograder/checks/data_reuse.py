@@ -1,6 +1,7 @@
 """Trusted parent side: data reuse, from the simulator's count of global loads of A and B per output."""
 from . import missing_facts
 
+SLACK = 0.01  # rounding of the counters' ratios
 NAME = "each global load of A and B reused at least TILE/2 times (simulator load counter)"
 
 
@@ -15,13 +16,19 @@ def judge_sim(facts, tile, reuse_fraction=0.5):
     need = tile * reuse_fraction
     K = facts.get("shape", {}).get("K", g["naive_loads_per_output"] // 2)
     if not g.get("A", 0) + g.get("B", 0):
-        return True, "no element of A or B was read inside the kernel, so there is no global-memory traffic to reuse"
+        return False, ("no element of A or B was read inside the kernel: a kernel that reads neither cannot have "
+                       "computed the product, so there is no reuse to credit")
     reuse = g["reuse"]
     naive = g["naive_loads_per_output"]
     ideal = naive / tile
     head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory "
             f"(the naive kernel loads 2K = {naive}, a kernel tiled by {tile} loads 2K/TILE = {ideal:g}): "
             f"every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")
+    if reuse > tile * (1 + SLACK):
+        return False, (f"{head}, more than the {tile} a kernel tiled by {tile} can reach: loads were skipped. A "
+                       "complete product reads every element of A and B once per tile step; look for a loop over "
+                       "the tiles that stops early (range(K // TILE - 1) drops the last tile) or a tile larger "
+                       "than TILE")
     if reuse >= need:
         return True, f"data reuse OK: {head}, at least {need:g} needed"
     low = [name for name in ("A", "B") if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < need]

@@ -26,3 +26,18 @@ def test_reuse_threshold():
 @pytest.mark.parametrize("name", sorted(by_check("data_reuse")))
 def test_known_bad(grade_text, name):
     assert_known_bad(grade_text, name)
+
+
+def test_more_reuse_than_the_tile_allows_means_skipped_loads():
+    """range(K // TILE - 1) drops the last tile: fewer loads than a complete tiled product, which read as reuse
+    above TILE ("every loaded element is used 32 times" at TILE 16) and passed."""
+    assert data_reuse.judge_sim(facts(8.0), 16, 0.5)[0]                       # reuse 16: a tiled kernel exactly
+    ok, msg = data_reuse.judge_sim(facts(4.0), 16, 0.5)                       # reuse 32 at TILE 16
+    assert not ok and "loads were skipped" in msg and "range(K // TILE - 1)" in msg, msg
+
+
+def test_a_kernel_that_reads_nothing_gets_no_reuse_credit():
+    empty = facts(8.0)
+    empty["global_loads"].update(A=0, B=0)
+    ok, msg = data_reuse.judge_sim(empty, 16, 0.5)
+    assert not ok and "no element of A or B was read" in msg
