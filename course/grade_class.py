@@ -440,7 +440,10 @@ class ClassGrader:
             if data is None:
                 continue
             course = data["extra_data"]["course"]
+            regrade = data["extra_data"].get("regrade") or []
             note = "; ".join(course["problems"])[:60] or ("provisional" if data["extra_data"]["provisional"] else "")
+            if regrade or any(p.startswith(GRADER_FAILED) for p in course["problems"]):
+                note = f"RE-GRADE ({len(regrade) or 'all'} not run for the grader's trouble); " + note
             timing = data["extra_data"].get("timing")
             rows.append({"student": student, "stages": course["stage_scores"], "score": data["score"],
                          "max_score": data["max_score"], "gradebook_total": course["gradebook_total"],

@@ -171,6 +171,8 @@ def test_a_grader_crash_on_one_student_neither_stops_the_class_nor_sticks(tmp_pa
     assert problems and problems[0].startswith(grade_class.GRADER_FAILED) and "ValueError" in problems[0]
     page = open(os.path.join(course, "feedback", "b", ASSIGNMENT, "index.html"), encoding="utf-8").read()
     assert "the grader itself failed" in page
+    notes = {r["student"]: r["note"] for r in grade_class.ClassGrader(course, device="sim", out=out).rows()}
+    assert notes["b"].startswith("RE-GRADE") and not notes["a"].startswith("RE-GRADE")
     engine.crash_at, engine.calls = None, []
     assert grade_class.ClassGrader(course, device="sim", out=out).run() == 1 and engine.calls == ["b"]
     assert gradebook_scores(course) == {"a": 5.0, "b": 5.0, "c": 5.0}

@@ -1,4 +1,8 @@
-"""engine/report.py: the time breakdown a grade records in results.json (extra_data.timing)."""
+"""engine/report.py: the time breakdown a grade records in results.json (extra_data.timing), and checks not run
+for the grader's own trouble."""
+import os
+
+from conftest import ROOT
 from autograder.engine.report import time_breakdown
 
 
@@ -13,3 +17,26 @@ def test_time_breakdown_splits_children_into_startup_and_work():
     assert t == {"total_s": 20.0, "children": 4, "children_s": 43.0, "startup_s": 4.5, "checks_s": 8.5,
                  "compile_s": 3.0, "speed_s": 6.0, "cpu_s": 9.25, "imports_s": 1.5, "module_s": 0.75,
                  "cuda_ctx_s": 0.75, "outside_s": 3.0}
+
+
+def test_the_graders_own_trouble_counts_neither_way_and_flags_a_regrade(grade_text, monkeypatch):
+    """With no sandbox to run in, every check that needs a child is not run: it used to score 0 as the
+    student's failure; now it counts neither way and the report asks for a re-grade."""
+    from autograder.engine.report import summary, to_gradescope
+    from autograder.sandbox import run
+    monkeypatch.setattr(run, "backend", lambda name: ("unavailable", "bubblewrap is not installed"))
+    with open(os.path.join(ROOT, "solutions", "s1_naive.py"), encoding="utf-8") as f:
+        r = grade_text("naive", f.read())
+    children = [c for c in r.checks if c.key not in ("shortcuts", "speed")]  # speed: not timed in the simulator
+    assert children and all(c.status == "skipped" and c.regrade and c.max_score == 0 for c in children), \
+        [(c.key, c.status, c.output[:80]) for c in children]
+    assert "the grading sandbox is not available" in children[0].output
+    assert r.regrade and "RE-GRADE" in summary(r)
+    assert to_gradescope(r)["extra_data"]["regrade"] == r.regrade
+
+
+def test_a_students_own_failure_is_not_taken_for_the_graders():
+    from autograder.engine.report import Check
+    c = Check("naive", "correct", "correct results", 6).verdict(False, "not gradable: the check did not finish "
+                                                                       "within 30 s and was stopped")
+    assert c.status == "failed" and not c.regrade

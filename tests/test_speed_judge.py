@@ -138,7 +138,9 @@ def test_broken_reference_runs_make_the_check_not_gradable(cfg):
     result = child_facts(seeds, X, lambda r: product(*seeds[r]), ref_C=lambda r: np.zeros((N, N), np.float32))
     check = speed._judge_facts(g, g.check("speed", "speed"), g.cfg["stages"]["fast"]["speed"], result,
                                Expected({"speed": (N, seeds, X)}), None)
-    assert check.status == "failed" and "not gradable: the reference kernel's own timed runs" in check.output
+    # the grader's own trouble: counted neither way, flagged for a re-grade
+    assert check.status == "skipped" and check.regrade and check.score == check.max_score == 0
+    assert "not gradable: the reference kernel's own timed runs" in check.output
 
 
 def test_a_speedup_far_beyond_the_solution_is_marked_for_review(cfg):
@@ -164,9 +166,9 @@ def test_secrets_differ_per_grade_and_fit_the_fill():
 
 def board_result(student_C, tflops=30.0, cublas_tflops=50.0):
     def make(seeds, X):
-        facts = {"n": N, "tflops": tflops, "cublas_tflops": cublas_tflops,
-                 "percent_of_cublas": 100 * tflops / cublas_tflops,
-                 "timings": {"student": {"past_end": [0] * len(seeds)}, "cublas": {}}}
+        ms = lambda rate: 2.0 * N ** 3 / (rate * 1e12) * 1e3  # noqa: E731 (the parent computes the rates)
+        facts = {"n": N, "timings": {"student": {"median_ms": ms(tflops), "past_end": [0] * len(seeds)},
+                                     "cublas": {"median_ms": ms(cublas_tflops)}}}
         arrays = {"P_board_student": np.stack([projection(student_C(r, seeds), X) for r in range(len(seeds))]),
                   "P_board_cublas": np.stack([projection(product(*seeds[r]), X) for r in range(len(seeds))])}
         return facts, arrays

@@ -218,6 +218,10 @@ def _run(g, plan, turn):
                 f" while the speed check timed, also when retried {cfg['shared_retry_s']:g} s later. Timings on a "
                 "shared GPU are not comparable (short kernels are favoured), so this check counts neither way; "
                 "grade again when the GPU is idle.")
+        if not g.gpu.get("samples"):
+            return check.verdict(False, "not gradable: the GPU could not be watched while it timed (nvidia-smi "
+                                        f"gave no sample: {g.gpu.get('problem') or 'no reason given'}), so nobody can "
+                                        "say it was the grader's alone")
         problem = child_problem(result)
         if problem:
             return check.verdict(False, problem)
@@ -233,6 +237,9 @@ def _judge_facts(g, check, rule, result, expected, board):
     tol = cfg["projection_error"]
     t = result.facts["timings"]
     student, ref = t["student"]["median_ms"], t["reference"]["median_ms"]
+    if student <= 0 or ref <= 0:
+        return check.verdict(False, f"not gradable: the timed runs took {student:g} ms and {ref:g} ms: CUDA events "
+                                    "give no time here")
     ratio = ref / student
     g.speed = {"n": cfg["n"], "student_ms": student, "reference_ms": ref, "speedup": ratio,
                "cv_student": t["student"]["cv"], "cv_reference": t["reference"]["cv"],
@@ -271,6 +278,8 @@ def _judge_board(g, result, expected, board, tol):
     ok, msg = judge_runs(errors, tol, timings.get("student", {}).get("past_end", ()), what="leaderboard run")
     # The entry's figures are the parent's own, from the medians and the size it chose (not the child's sums).
     flops = 2.0 * board["n"] ** 3
+    if min(t["median_ms"] for t in timings.values()) <= 0:
+        return False, "the leaderboard's timed runs took no time: CUDA events give no time here"
     entry = {"n": board["n"], "tflops": flops / (timings["student"]["median_ms"] * 1e-3) / 1e12}
     if "cublas" in timings:
         entry["cublas_tflops"] = flops / (timings["cublas"]["median_ms"] * 1e-3) / 1e12

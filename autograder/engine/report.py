@@ -5,6 +5,15 @@ import tempfile
 from dataclasses import dataclass, field
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+# Failures on the grader's side, not the student's: such a check counts neither way and the grade is flagged for
+# a re-grade (the class summary and grades.csv say so).
+GRADER_SIDE = ("not gradable: the grading sandbox is not available",
+               "not gradable: the grading sandbox could not be prepared",
+               "not gradable: the grader could not start the check",
+               "not gradable: the check's process did not end within",
+               "not gradable: stopped because another check of this stage did not finish in time",
+               "not gradable: the reference kernel's own timed runs failed",
+               "not gradable: the GPU could not be watched")
 
 
 @dataclass
@@ -17,7 +26,13 @@ class Check:
     status: str = FAILED
     output: str = ""
 
+    regrade: bool = False  # not run for the grader's own trouble: grade again
+
     def verdict(self, passed, output):
+        if not passed and any(why in output for why in GRADER_SIDE):
+            self.regrade = True
+            return self.skip("the grader's own trouble, not your code's; this check counts neither way and the "
+                             "grade is flagged for a re-grade:\n" + output)
         self.status = PASSED if passed else FAILED
         self.score = self.max_score if passed else 0.0
         self.output = output
@@ -58,6 +73,11 @@ class Report:
     def provisional(self):
         return any(c.status == SKIPPED for c in self.checks)
 
+    @property
+    def regrade(self):
+        """The checks not run for the grader's own trouble ("stage: check"): the grade must be taken again."""
+        return [f"{c.stage}: {c.name}" for c in self.checks if c.regrade]
+
 
 def to_gradescope(report):
     tests = [{"name": f"stage {c.stage}: {c.name}", "score": round(c.score, 4), "max_score": round(c.max_score, 4),
@@ -73,7 +93,8 @@ def to_gradescope(report):
            "execution_time": round(report.seconds, 2), "visibility": "visible", "stdout_visibility": "hidden",
            "tests": tests, "extra_data": {"device": report.device, "provisional": report.provisional,
                                           "sandbox": report.sandbox,
-                                          "stages": report.stages, "notes": report.notes}}
+                                          "stages": report.stages, "notes": report.notes,
+                                          "regrade": report.regrade}}
     if report.gpu:
         out["extra_data"]["gpu"] = gpu_summary(report.gpu)
     if report.speed:
@@ -155,4 +176,7 @@ def summary(report):
     if report.provisional:
         lines.append("  Provisional: checks marked SKIP need a GPU and count neither way.")
     lines.extend(f"  Note: {note}" for note in report.notes)
+    if report.regrade:
+        lines.append(f"  RE-GRADE: {len(report.regrade)} check(s) not run for the grader's own trouble "
+                     "(they count neither way): grade again")
     return "\n".join(lines)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-NUM, POSITIVE, COUNT, STR, BOOL, JSON = "num", "positive", "count", "str", "bool", "json"
+NUM, COUNT, STR, BOOL, JSON = "num", "count", "str", "bool", "json"
 ERROR = {"kind": STR, "message": STR}
 COMMON = {"nonce": STR, "seconds": NUM, "cpu_s": NUM, "phases": ("map", NUM), "import_error": ERROR,
           "task_error": ERROR}
@@ -18,7 +18,7 @@ COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": B
            "compile_error": STR, "shared_arrays": ("list", COUNT), "barriers": COUNT, "registers": COUNT,
            "shared_bytes": COUNT, "local_bytes": COUNT}
 SHAPE = {"error": ERROR, "instruments": JSON, "replay_s": NUM, "writes_past_end": COUNT, "launches": COUNT}
-STATS = {"median_ms": POSITIVE, "times_ms": ("list", POSITIVE), "past_end": ("list", COUNT), "cv": NUM}
+STATS = {"median_ms": NUM, "times_ms": ("list", NUM), "past_end": ("list", COUNT), "cv": NUM}
 BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": NUM, "percent_of_cublas": NUM,
          "cublas_problem": STR}
 TASKS = {
@@ -39,9 +39,8 @@ class Malformed(ValueError):
 def _check(value, spec, where, depth=0):
     if depth > MAX_DEPTH:
         raise Malformed(f"{where} is nested too deeply")
-    if spec in (NUM, POSITIVE):
+    if spec == NUM:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        ok = ok and (spec == NUM or value > 0)
     elif spec == COUNT:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     elif spec == BOOL:
@@ -87,7 +86,7 @@ def _is(value, spec):
 
 def _describe(spec):
     if isinstance(spec, str):
-        return {"num": "a finite number", "positive": "a positive number", "count": "a count", "str": "text", "bool": "true or false",
+        return {"num": "a finite number", "count": "a count", "str": "text", "bool": "true or false",
                 "json": "plain data"}[spec]
     return "a record" if isinstance(spec, dict) else f"a {spec[0]}"
 
