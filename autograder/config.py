@@ -27,12 +27,16 @@ class Key:
     type: object      # float, int, str, bool, "ints" (a list of ints), "points" or "speed_rule"
     default: object
     help: str
+    choices: tuple = ()      # the values a str key may take
+    minimum: float = 0       # numbers (and every int of a list) must be at least this
+    length: int = 0          # a list of ints must have this many (0: any number, at least one)
 
 
 SCHEMA = {
     "grading": {
         "relative_error": Key(float, 1e-5, "largest relative Frobenius error against the float64 reference that passes"),
-        "compute_capability": Key("ints", [9, 0], "GPU compute capability the PTX compile targets, as [major, minor]"),
+        "compute_capability": Key("ints", [9, 0], "GPU compute capability the PTX compile targets, as [major, minor]",
+                                  length=2),
     },
     "limits": {
         "check_timeout_s": Key(int, 240, "wall-clock seconds one grading child may run before it is killed"),
@@ -43,7 +47,8 @@ SCHEMA = {
         "sim_address_space_bytes": Key(int, 8589934592, "address-space limit of simulator children (0 = none)"),
         "data_bytes": Key(int, 17179869184, "private memory of every child (RLIMIT_DATA; 0 = none)"),
         "jobs": Key(int, 0, "grading children run at once in the simulator tier (0 = one per CPU core)"),
-        "sandbox": Key(str, "auto", "sandbox backend: auto, bwrap, unshare or none (docs/SANDBOX.md)"),
+        "sandbox": Key(str, "auto", "sandbox backend: auto, bwrap, unshare or none (docs/SANDBOX.md)",
+                       choices=("auto", "bwrap", "unshare", "none")),
         "processes": Key(int, 2048, "processes and threads one child may have (RLIMIT_NPROC on its own uid)"),
         "scratch_bytes": Key(int, 268435456, "size of the child's writable /tmp (a tmpfs)"),
         "gpu_start_s": Key(float, 40.0, "start-up seconds every GPU child may take before its work (imports, CUDA "
@@ -62,9 +67,9 @@ SCHEMA = {
                                            "on top of sim_start_s"),
     },
     "speed": {
-        "n": Key(int, 2048, "square size N of the speed check"),
+        "n": Key(int, 2048, "square size N of the speed check", minimum=1),
         "warmup": Key(int, 3, "untimed runs before timing"),
-        "repeats": Key(int, 15, "timed runs per kernel (the median counts)"),
+        "repeats": Key(int, 15, "timed runs per kernel (the median counts)", minimum=1),
         "leaderboard_n": Key(int, 4096, "size N of the challenge leaderboard run"),
         "projection_error": Key(float, 1e-5, "largest relative error of a timed run's C @ X against A @ (B @ X)"),
         "needs_correct": Key(bool, True, "speed is timed and counts only when the correctness checks passed"),
@@ -77,7 +82,8 @@ SCHEMA = {
     },
     "structure": {
         "tiles": Key("ints", [16, 32], "the TILE sizes a tiled stage may use: the grader sizes its test shapes, time "
-                                       "limits and data-reuse bar by TILE, so the course fixes the choices"),
+                                       "limits and data-reuse bar by TILE, so the course fixes the choices",
+                     minimum=1),
         "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least TILE * this often"),
     },
 }
@@ -135,6 +141,8 @@ class _Checker:
         for section, keys in SCHEMA.items():
             if section not in cfg:
                 raise ConfigError(f"{self.path}: missing section [{section}]")
+            if not isinstance(cfg[section], dict):
+                raise ConfigError(f"{self.path}: {section} must be a table ([{section}]), not {cfg[section]!r}")
             self.table(section, cfg[section], keys)
         stages = cfg.get("stages")
         if not isinstance(stages, dict):
@@ -146,25 +154,29 @@ class _Checker:
         for name in names:
             if name not in stages:
                 raise ConfigError(f"{self.path}: missing [stages.{name}]")
+            if not isinstance(stages[name], dict):
+                raise ConfigError(f"{self.path}: stages.{name} must be a table ([stages.{name}])")
             self.stage(name, stages[name])
 
     def table(self, table, values, keys):
         for key in values:
             if key not in keys:
-                close = [k for k in keys if _similar(k, key)]
-                hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(keys)}"
+                close = close_match(key, keys)
+                hint = f" (did you mean {close!r}?)" if close else f"; known keys: {', '.join(keys)}"
                 self.fail(table, key, f"unknown key{hint}")
         for key, spec in keys.items():
             if key not in values:
                 default = f"; the default is {key} = {spec.default!r}" if spec.default is not None else ""
                 self.fail(table, None, f"missing key {key!r} ({spec.help}){default}")
-            problem = _type_problem(values[key], spec.type)
+            problem = value_problem(values[key], spec)
             if problem:
                 self.fail(table, key, f"{problem} ({spec.help})")
 
     def stage(self, name, entry):
         table = f"stages.{name}"
-        if "speed" not in entry.get("points", {}):
+        if not isinstance(entry.get("points"), dict):
+            self.fail(table, "points" if "points" in entry else None, f"points {STAGE_KEYS['points'].help}")
+        if "speed" not in entry["points"]:
             entry_keys = {"points": STAGE_KEYS["points"]}
             if "speed" in entry:
                 self.fail(table, "speed", "a speed rule without speed points: add speed to points or remove it")
@@ -176,8 +188,30 @@ class _Checker:
                 self.fail(table, "points", f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
             if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
                 self.fail(table, "points", f"{check} = {points!r} must be a number of points, 0 or more")
+            if check == "shared_memory" and not next(s for s in STAGES if s.name == name).tiled:
+                self.fail(table, "points", "shared_memory points on a stage that is not tiled: that check never "
+                                           "runs there, and the report's and the gradebook's maximum would differ")
         if "speed" in entry_keys:
             self.table(table, entry["speed"], SPEED_RULE)
+
+
+def value_problem(value, spec):
+    """"" when `value` fits the Key `spec` (type, choices, minimum, length), else why not: the one rule of
+    config.toml and of a course's overrides."""
+    problem = _type_problem(value, spec.type)
+    if problem:
+        return problem
+    if spec.choices and value not in spec.choices:
+        close = close_match(value, spec.choices)
+        return f"{value!r} is not one of {', '.join(spec.choices)}" + (f" (did you mean {close!r}?)" if close else "")
+    if spec.type in (int, float) and value < spec.minimum:
+        return f"must be {spec.minimum:g} or more, not {value!r}"
+    if spec.type == "ints":
+        if not value or (spec.length and len(value) != spec.length):
+            return f"must be a list of {spec.length or 'at least one'} integer{'s' if spec.length != 1 else ''}"
+        if min(value) < spec.minimum:
+            return f"must hold integers of {spec.minimum:g} or more, not {value!r}"
+    return ""
 
 
 def _type_problem(value, want):
@@ -195,6 +229,13 @@ def _type_problem(value, want):
     if not isinstance(value, want):
         return f"must be a{'n' if want is int else ''} {want.__name__}, not {type(value).__name__} {value!r}"
     return ""
+
+
+def close_match(name, names):
+    """The known name `name` was most likely meant to be (one typo, or a close spelling), or None."""
+    import difflib
+    close = [k for k in names if _similar(k, name)] or difflib.get_close_matches(name, list(names), 1, 0.8)
+    return close[0] if close else None
 
 
 def _similar(a, b):

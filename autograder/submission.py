@@ -55,14 +55,18 @@ def notebook_source(path):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SubmissionError(f"{path}: not a readable notebook ({exc})") from exc
     parts = []
+    if not isinstance(cells, list):
+        raise SubmissionError(f"{path}: not a readable notebook (its cells are not a list)")
     for cell in cells:
-        if cell.get("cell_type") != "code":
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        meta = cell.get("metadata", {})
-        if meta.get("nbgrader", {}).get("grade") or "not-graded" in meta.get("tags", []):
+        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        nbgrader = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
+        tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+        if nbgrader.get("grade") or "not-graded" in tags:
             continue
-        text = cell.get("source", "")
-        text = "".join(text) if isinstance(text, list) else text
+        text = cell.get("source") or ""
+        text = "".join(t for t in text if isinstance(t, str)) if isinstance(text, list) else str(text)
         lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith(("%", "!"))]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"

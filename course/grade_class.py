@@ -92,16 +92,21 @@ def load_config(course):
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CourseError(f"cannot read {path}: {exc}") from exc
     cfg = copy.deepcopy(cfg)
+    sections = ", ".join(f"[{s}]" for s in OVERRIDABLE + COURSE_SECTIONS)
     for section, values in override.items():
         if section in COURSE_SECTIONS:
             continue
         if section not in OVERRIDABLE or not isinstance(values, dict):
-            raise CourseError(f"{path}: [{section}] cannot be overridden per course; only {list(OVERRIDABLE)}")
+            raise CourseError(f"{path}: [{section}] is not a section a course may set; those are {sections}")
+        schema = config_mod.SCHEMA[section]
         for key, value in values.items():
-            if key not in cfg[section]:
-                raise CourseError(f"{path}: [{section}] has no key {key!r} in autograder/config.toml")
-            if type(value) is not type(cfg[section][key]):
-                raise CourseError(f"{path}: [{section}] {key} must be a {type(cfg[section][key]).__name__}")
+            if key not in schema:
+                close = config_mod.close_match(key, schema)
+                raise CourseError(f"{path}: [{section}] has no key {key!r}"
+                                  + (f" (did you mean {close!r}?)" if close else "; see autograder/config.toml"))
+            problem = config_mod.value_problem(value, schema[key])
+            if problem:
+                raise CourseError(f"{path}: [{section}] {key} {problem} ({schema[key].help})")
             cfg[section][key] = value
     cfg["course_overrides"] = path
     return cfg

@@ -54,3 +54,18 @@ def test_a_jupyter_copy_of_a_notebook_is_skipped_with_a_note(tmp_path):
     assert not any(s.note for s in sources[1:])
     picked = {stage.name: (rel, note) for stage, _, rel, note in pick_files(str(tmp_path), STAGES)}
     assert picked["naive"][0] == "s1_naive.ipynb" and "s1_naive-Copy1.ipynb also defines" in picked["naive"][1]
+
+
+def test_a_notebook_with_null_fields_is_read_not_crashed_on(tmp_path):
+    """Valid JSON with "nbgrader": null or "source": null in a cell raised AttributeError."""
+    from autograder.submission import notebook_source
+    with open(os.path.join(ROOT, "demo_course", "submitted", "ada", "matmul", "s1_naive.ipynb"), encoding="utf-8") as f:
+        nb = json.load(f)
+    nb["cells"][0]["metadata"]["nbgrader"] = None
+    nb["cells"].append({"cell_type": "code", "metadata": {"nbgrader": None, "tags": None}, "source": None,
+                        "outputs": [], "execution_count": None})
+    path = tmp_path / "s1_naive.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert "def matmul_naive(" in notebook_source(str(path))
+    out = cli("grade", str(path), "--device", "sim", "--results", str(tmp_path / "r.json"))
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]

@@ -81,3 +81,30 @@ def test_every_schema_key_is_explained_in_config_toml():
         for key, spec in keys.items():
             assert re.search(rf"^{key} = ", text, re.M), f"[{section}] {key} missing from config.toml"
             assert spec.help
+
+
+@pytest.mark.parametrize("old, new, says", [
+    ("points = { compiles = 1, correct = 6, speed = 5 }", "points = 5", "points points per check"),
+    ("jobs = 0", "jobs = -1", "jobs: must be 0 or more"),
+    ('sandbox = "auto"', 'sandbox = "bwarp"', "'bwarp' is not one of auto, bwrap, unshare, none (did you mean 'bwrap'?)"),
+    ("compute_capability = [9, 0]", "compute_capability = []", "must be a list of 2 integers"),
+    ("tiles = [16, 32]", "tiles = [0, 16]", "must hold integers of 1 or more"),
+    ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, shared_memory = 1, correct = 6, speed = 2 }",
+     "shared_memory points on a stage that is not tiled"),
+])
+def test_a_bad_value_is_an_error_that_says_what_is_allowed(tmp_path, old, new, says):
+    """Each of these used to load and fail later (a TypeError, a ValueError, every check "not gradable", the
+    student blamed for the shared arrays, a report and a gradebook that disagree on the maximum)."""
+    path, _ = variant(tmp_path, old, new)
+    with pytest.raises(config.ConfigError) as err:
+        config.load(path)
+    assert says in str(err.value), str(err.value)
+
+
+def test_a_section_that_is_not_a_table_is_an_error(tmp_path):
+    text = open(SHIPPED, encoding="utf-8").read()
+    start, end = text.index("[grading]"), text.index("[limits]")
+    path = tmp_path / "config.toml"
+    path.write_text("grading = 5\n" + text[:start] + text[end:], encoding="utf-8")
+    with pytest.raises(config.ConfigError, match=r"grading must be a table \(\[grading\]\), not 5"):
+        config.load(str(path))

@@ -191,11 +191,20 @@ def test_course_overrides_are_limited_to_known_limits(tmp_path):
     (tmp_path / "autograder.toml").write_text("[limits]\ncheck_timeout_s = 12\n")
     assert grade_class.load_config(str(tmp_path))["limits"]["check_timeout_s"] == 12
     (tmp_path / "autograder.toml").write_text("[stages.naive]\npoints = { correct = 100 }\n")
-    with pytest.raises(grade_class.CourseError, match="cannot be overridden"):
+    with pytest.raises(grade_class.CourseError, match=r"not a section a course may set; those are \[limits\], "
+                                                      r"\[class\], \[slurm\]"):
         grade_class.load_config(str(tmp_path))
     (tmp_path / "autograder.toml").write_text("[limits]\ncheck_timeout = 12\n")
-    with pytest.raises(grade_class.CourseError, match="no key 'check_timeout'"):
+    with pytest.raises(grade_class.CourseError, match="no key 'check_timeout' \\(did you mean 'check_timeout_s'"):
         grade_class.load_config(str(tmp_path))
+    # one type rule with config.toml: an int where a float is declared is a number of seconds too
+    (tmp_path / "autograder.toml").write_text("[limits]\nsibling_grace_s = 5\n")
+    assert grade_class.load_config(str(tmp_path))["limits"]["sibling_grace_s"] == 5
+    for line, says in [("jobs = -1", "must be 0 or more"), ('sandbox = "bwarp"', "did you mean 'bwrap'"),
+                       ("cpu_s = 1.5", "must be an int")]:
+        (tmp_path / "autograder.toml").write_text(f"[limits]\n{line}\n")
+        with pytest.raises(grade_class.CourseError, match=says):
+            grade_class.load_config(str(tmp_path))
 
 
 KILLED_RUN = """
