@@ -81,6 +81,11 @@ def read_roster(path):
             rows = list(csv.reader(f))
     except OSError as exc:
         raise RepoError(f"cannot read the roster {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        with open(path, "rb") as f:
+            line = f.read()[:exc.start].count(b"\n") + 1
+        raise RepoError(f"{path}, line {line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); save the roster "
+                        "as UTF-8 CSV (Classroom 50 writes it so)") from exc
     if not rows:
         raise RepoError(f"{path}: empty file; a Classroom 50 roster starts with the header {','.join(ROSTER_COLUMNS)}")
     header = [h.strip() for h in rows[0]]
@@ -292,8 +297,18 @@ def lay_out(git, commit, folder, submitted_at):
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as tree:
         archive = subprocess.run(["git", "--git-dir", git.path, "archive", "--format=tar", commit],
                                  capture_output=True, check=True).stdout
+        skipped = []
+
+        def only_data(member, dest):
+            """tarfile's "data" filter, skipping (not failing on) what it refuses: a link to an absolute path or
+            out of the tree is not a file the grader needs."""
+            try:
+                return tarfile.data_filter(member, dest)
+            except tarfile.FilterError as exc:
+                skipped.append(f"{member.name} ({type(exc).__name__})")
+                return None
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tree, filter="data")
+            tar.extractall(tree, filter=only_data)
         if os.path.isdir(folder):
             shutil.rmtree(folder)
         os.makedirs(folder)
@@ -301,6 +316,8 @@ def lay_out(git, commit, folder, submitted_at):
         for stage, path, rel, note in pick_files(tree, STAGES):
             shutil.copyfile(path, os.path.join(folder, stage.module + os.path.splitext(path)[1]))
             picked.append({"stage": stage.name, "file": rel or None, "note": note})
+        if skipped:
+            picked.append({"stage": None, "file": None, "note": "not copied: " + ", ".join(skipped)})
     when = datetime.datetime.strptime(submitted_at, "%Y-%m-%dT%H:%M:%SZ")
     with open(os.path.join(folder, "timestamp.txt"), "w", encoding="utf-8") as f:
         f.write(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC") + "\n")
@@ -371,15 +388,18 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
         rec["memory"] = memory
         if rec["commit"]:
             folder = os.path.join(course, "submitted", name, assignment)
-            rec["files"] = lay_out(Git(mirror), rec["commit"], folder, rec["submitted_at"])
-            graded.append(name)
+            try:
+                rec["files"] = lay_out(Git(mirror), rec["commit"], folder, rec["submitted_at"])
+                graded.append(name)
+            except Exception as exc:  # one repository's trouble does not stop the others
+                rec["flags"].append(f"could not lay out the commit for grading: {type(exc).__name__}: {exc}")
         mark = "FLAGGED " if any(not f.startswith("nothing") for f in rec["flags"]) else ""
         say(f"  {mark}{name}: " + (f"{rec['ref']} at {rec['commit'][:10]} ({rec['submitted_at']})"
                                     if rec["commit"] else "not graded")
             + (f", {rec['late_commits_ignored']} later commit(s) ignored" if rec["late_commits_ignored"] else "")
             + "".join(f"\n      - {f}" for f in rec["flags"]))
         records.append(rec)
-    _record(course, records, deadline, mode)
+        _record(course, records, deadline, mode)  # after each student: what was fetched is never lost
     if dry_run or not graded:
         say("dry run: nothing graded" if dry_run else "no repository had anything to grade")
         return records

@@ -282,3 +282,32 @@ def test_grading_through_slurm_waits_for_the_array(repos, monkeypatch):
     grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, grade_args=["--slurm"],
                     out=open(os.devnull, "w"))
     assert calls and "--slurm" in calls[0] and "--wait" in calls[0]
+
+
+def test_a_roster_that_is_not_utf8_is_refused_naming_the_line(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_bytes(HEADER.encode() + "zoë,Zoë,B,,A,1,student\n".encode("latin-1"))
+    with pytest.raises(grade_repos.RepoError, match="line 2: not UTF-8 text"):
+        grade_repos.read_roster(str(roster))
+
+
+def test_a_link_to_an_absolute_path_is_skipped_and_the_others_are_still_fetched(tmp_path, monkeypatch):
+    """A symbolic link to /etc/hostname in one repository raised AbsoluteLinkError outside the per-student try:
+    the run died, later students were never fetched and repos.json was never written."""
+    lin = student_repo(tmp_path, "lin")
+    os.symlink("/etc/hostname", lin / "notes")
+    commit(lin, "stage 1 and notes", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(lin, "push", "-q", "origin", "main")
+    ada = student_repo(tmp_path, "ada")
+    commit(ada, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(ada, "push", "-q", "origin", "main")
+    roster = tmp_path / "roster.csv"
+    roster.write_text(HEADER + "lin,L,I,,A,1,student\nada,A,L,,A,2,student\n", encoding="utf-8")
+    records = by_name(grade_repos.run(str(roster), DEADLINE, str(tmp_path / "course"),
+                                      url_template=str(tmp_path / "remote" / "{username}.git"), dry_run=True))
+    assert records["lin"]["commit"] and records["ada"]["commit"]
+    laid = tmp_path / "course" / "submitted" / "lin" / "matmul"
+    assert (laid / "s1_naive.py").read_text() == solution("s1_naive")
+    assert any("not copied: notes" in (f["note"] or "") for f in records["lin"]["files"])
+    with open(tmp_path / "course" / "repos.json", encoding="utf-8") as f:
+        assert [s["username"] for s in json.load(f)["students"]] == ["lin", "ada"]
