@@ -281,6 +281,11 @@ class ClassGrader:
         if not os.path.isdir(self.course):
             raise CourseError(f"{course}: no such course folder")
         self.coursedir = gb_mod.course_directory(self.course)
+        submitted = os.path.join(self.course, self.coursedir.submitted_directory)
+        if not os.path.isdir(submitted) and not os.path.isfile(os.path.join(self.course, "nbgrader_config.py")):
+            raise CourseError(f"{course}: not a course folder: it has neither {self.coursedir.submitted_directory}/ "
+                              f"(submissions are looked for in {submitted}/<student>/{assignment}/) nor an "
+                              "nbgrader_config.py; nothing was written")
         self.assignment, self.seed, self.force, self.out = assignment, seed, force, out
         self.cfg = load_config(self.course)
         self.grade_cfg = self.cfg  # what the engine gets; a worker's copy may set limits.jobs (not in the key)

@@ -447,3 +447,10 @@ def test_class_benchmark_counts_the_cpu_of_every_program_on_the_host(tmp_path):
     rows = {name: (n, cpu) for name, n, cpu in sampled.programs(50)}
     assert rows["cpuburner"][0] == 1 and 0.4 <= rows["cpuburner"][1] <= 1.5, rows
     assert class_benchmark.host_cpu()["busy"] - before["busy"] >= 0.4
+
+
+def test_an_empty_folder_is_not_taken_for_a_course(tmp_path):
+    """`make grade COURSE=<empty folder>` wrote gradebook.db, grades.csv and source/ into it."""
+    with pytest.raises(grade_class.CourseError, match="not a course folder: .*submissions are looked for in"):
+        grade_class.ClassGrader(str(tmp_path), device="sim", out=open(os.devnull, "w"))
+    assert os.listdir(tmp_path) == []
