@@ -30,14 +30,22 @@ SIM_JUDGES = {"races": (races.SIM_NAME, races.judge_sim),
 
 class _Cut:
     """The `cancel` of one child (sandbox.run_child polls is_set): set once another child of the stage ran out of
-    time and this one has had `grace` seconds since then (or since it started, if later)."""
+    time and this one has had `grace` seconds of work since then. Its work begins when it says a shape began
+    (run_child calls begun()): its start-up (imports, a CUDA context: slow on a loaded machine) is bounded by
+    `start` seconds and not counted in the grace, so an honest group is not cut short for another's sake."""
 
-    def __init__(self, grader, grace):
-        self.grader, self.grace, self.started = grader, grace, time.monotonic()
+    def __init__(self, grader, grace, start):
+        self.grader, self.grace, self.start = grader, grace, start
+        self.started, self.working = time.monotonic(), None
+
+    def begun(self):
+        if self.working is None:
+            self.working = time.monotonic()
 
     def is_set(self):
         at = self.grader.timeout_at
-        return at is not None and time.monotonic() > max(at, self.started) + self.grace
+        since = self.working if self.working is not None else self.started + self.start
+        return at is not None and time.monotonic() > max(at, since) + self.grace
 
 
 class _Part:
@@ -148,7 +156,9 @@ class StageGrader:
             dirs = ((self.kernel_dir, "stage", True),) + (((grader, "grader", False),) if grader else ())
         began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"]), turn, work, dirs)
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"],
+                                        limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]),
+                                   turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,

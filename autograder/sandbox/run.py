@@ -197,6 +197,8 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
             if select.select([started], [], [], step)[0]:
                 words = os.read(started, 4096)
                 said[0] += words.count(b"b")
+                if b"b" in words and hasattr(cancel, "begun"):
+                    cancel.begun()  # its work began: a grace counts from here (engine/stage.py _Cut)
                 if b"s" in words and work is not None:
                     deadline, why = min(limit, time.monotonic() + work), "work"
                     if deadline == limit:
