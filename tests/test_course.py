@@ -454,3 +454,35 @@ def test_an_empty_folder_is_not_taken_for_a_course(tmp_path):
     with pytest.raises(grade_class.CourseError, match="not a course folder: .*submissions are looked for in"):
         grade_class.ClassGrader(str(tmp_path), device="sim", out=open(os.devnull, "w"))
     assert os.listdir(tmp_path) == []
+
+
+def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(tmp_path):
+    """One worker, then two: a TILE of -16 (it crashed the grader and, with one worker, the whole class), a
+    Jupyter copy beside a notebook (it zeroed every stage), a kernel that never ends for K = 1, a correct
+    student. Everyone gets a row and feedback, each with the verdict their own code earns."""
+    demo = os.path.join(ROOT, "demo_course", "submitted")
+    course = tmp_path / "course"
+    for student, files in {"ada": {"s1_naive.ipynb": ("ada", "s1_naive.ipynb")},
+                           "cop": {"s1_naive.ipynb": ("ada", "s1_naive.ipynb"),
+                                   "s1_naive-Copy1.ipynb": ("ada", "s1_naive.ipynb")},
+                           "eve": {"s1_naive.ipynb": ("eve", "s1_naive.ipynb")},
+                           "tia": {"s2_tiled.ipynb": ("ada", "s2_tiled.ipynb")}}.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for name, (who, src) in files.items():
+            text = open(os.path.join(demo, who, ASSIGNMENT, src), encoding="utf-8").read()
+            (folder / name).write_text(text.replace("TILE = 16", "TILE = -16"), encoding="utf-8")
+    (course / "autograder.toml").write_text("[limits]\ncheck_timeout_s = 25\n")
+    for workers, force in ((1, False), (2, True)):
+        grader = grade_class.ClassGrader(str(course), device="sim", out=open(os.devnull, "w"), workers=workers,
+                                         force=force)
+        assert grader.run() == 4
+        scores = {s: results_of(str(course), s)["extra_data"]["course"]["stage_scores"] for s in
+                  ("ada", "cop", "eve", "tia")}
+        assert scores["ada"] == {"naive": 8.0} and scores["cop"] == {"naive": 8.0}, scores
+        assert scores["eve"] == {"naive": 6.0} and scores["tia"] == {"tiled": 0.0}, scores
+        pages = {s: open(course / "feedback" / s / ASSIGNMENT / "index.html", encoding="utf-8").read()
+                 for s in scores}
+        assert "s1_naive-Copy1.ipynb also defines stage naive: not graded" in pages["cop"]
+        assert "TILE = -16: the course&#x27;s tile sizes are 16 and 32" in pages["tia"]
+        assert "did not finish within" in pages["eve"]
