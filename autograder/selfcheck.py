@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import config as config_mod
 from . import figures
-from .checks import bank_conflicts, correct, data_reuse, races
+from .checks import bank_conflicts, correct, data_reuse, races, titles
 from .child import launches as L
 from .child.tasks import device_output
 from .stages import INSTRUMENT_CHECKS, find
@@ -236,11 +236,11 @@ class _Run:
         self.report.figures["instruments"] = {"shape": [M, K, N], "tile": self.tile, "global_loads": facts.get("global_loads"),
                                               "bank_conflicts": facts.get("bank_conflicts")}
         if "races" in keys:
-            self.add(races.SIM_NAME, *races.judge_sim(facts))
+            self.add(titles.SIM["races"], *races.judge_sim(facts))
         if "bank_conflicts" in keys:
-            self.add(bank_conflicts.SIM_NAME, *bank_conflicts.judge_sim(facts))
+            self.add(titles.SIM["bank_conflicts"], *bank_conflicts.judge_sim(facts))
         if "data_reuse" in keys:
-            self.add(data_reuse.NAME, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
+            self.add(titles.DATA_REUSE, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
 
     def timings(self):
         """Median milliseconds of the student's kernel and the references over GPU_SIZES."""

@@ -40,3 +40,14 @@ def test_a_students_own_failure_is_not_taken_for_the_graders():
     c = Check("naive", "correct", "correct results", 6).verdict(False, "not gradable: the check did not finish "
                                                                        "within 30 s and was stopped")
     assert c.status == "failed" and not c.regrade
+
+
+def test_a_stub_and_a_graded_stage_name_their_checks_alike(grade_text):
+    """Gradescope and Classroom 50 match tests by name across submissions: a stub's report had other titles
+    ("compiles for the GPU") and one correctness row instead of three."""
+    with open(os.path.join(ROOT, "exercises", "s2_tiled.py"), encoding="utf-8") as f:
+        stub = grade_text("tiled", f.read())
+    with open(os.path.join(ROOT, "solutions", "s2_tiled.py"), encoding="utf-8") as f:
+        graded = grade_text("tiled", f.read())
+    assert [(c.key, c.name) for c in stub.checks] == [(c.key, c.name) for c in graded.checks]
+    assert stub.max_score == graded.max_score and graded.score == graded.max_score > 0

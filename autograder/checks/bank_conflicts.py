@@ -2,8 +2,8 @@
 import csv
 
 from . import missing_facts
+from .titles import title
 
-SIM_NAME = "no shared-memory bank conflicts (simulator bank counter)"
 NCU_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
 MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts are conflicts; padded: 0
@@ -11,8 +11,7 @@ MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts ar
 
 def judge_ncu(g, result, text, missing):
     """The bank-conflict check of StageGrader `g` from ncu's CSV log (autograder/gpu/tools.py ran it)."""
-    from ..gpu.tools import NCU_N
-    check = g.check("bank_conflicts", f"no shared-memory bank conflicts (ncu, N={NCU_N})")
+    check = g.check("bank_conflicts", title(g, "bank_conflicts"))
     if missing:
         return check.skip(missing)
     values = {m: 0.0 for m in NCU_METRICS}

@@ -1,11 +1,10 @@
 """Trusted parent side: the kernel is a CUDA kernel that compiles for the real GPU target (PTX facts from a child)."""
 from . import child_problem
+from .titles import title
 
 
 def judge(g, result):
-    cc = ".".join(map(str, g.cfg["grading"]["compute_capability"]))
-    check = g.check("compiles", f"{g.stage.kernel} is a CUDA kernel that compiles for the GPU"
-                                f" (PTX, compute capability {cc})")
+    check = g.check("compiles", title(g, "compiles"))
     try:
         compile(g.src.source, g.module_path, "exec")  # the graded code, notebook cells joined
     except SyntaxError as exc:

@@ -5,6 +5,7 @@ Runs on plain float32 arrays returned by a child; the parent drew the inputs.
 import numpy as np
 
 from . import child_problem
+from .titles import title
 
 
 def reference(A, B):
@@ -119,7 +120,7 @@ def explain_error(error):
 
 def judge(g, group, result, inputs, n_groups):
     """The 'correct results: <group>' check of StageGrader `g`: every output of one child against its inputs."""
-    check = g.check("correct", f"correct results: {group}", 1.0 / n_groups)
+    check = g.check("correct", title(g, "correct", group), 1.0 / n_groups)
     problem = child_problem(result)
     if problem:
         return check.verdict(False, problem)

@@ -2,7 +2,6 @@
 from . import missing_facts
 
 SLACK = 0.01  # rounding of the counters' ratios
-NAME = "each global load of A and B reused at least TILE/2 times (simulator load counter)"
 
 
 def judge_sim(facts, tile, reuse_fraction=0.5):

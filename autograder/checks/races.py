@@ -2,15 +2,14 @@
 import re
 
 from . import missing_facts
+from .titles import title
 from ..sim.common import RAW, WAR  # the hazard names the race detector reports (pure constants)
 
-SIM_NAME = "no shared-memory races (simulator race detector)"
 
 
 def judge_racecheck(g, result, text, missing):
     """The racecheck check of StageGrader `g` from compute-sanitizer's log (autograder/gpu/tools.py ran it)."""
-    from ..gpu.tools import RACECHECK_N
-    check = g.check("races", f"no shared-memory races (compute-sanitizer racecheck, N={RACECHECK_N})")
+    check = g.check("races", title(g, "races"))
     if missing:
         return check.skip(missing)
     m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)

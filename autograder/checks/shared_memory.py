@@ -1,11 +1,11 @@
 """Trusted parent side: shared-memory tiles of the right shape and two barriers, read from the compiled PTX."""
 from . import child_problem
+from .titles import title
 
 
 def judge(g, result):
     tile = g.tile
-    want = "a TILE x (TILE + 1) transposed B tile" if g.stage.padded_b else "two TILE x TILE tiles"
-    check = g.check("shared_memory", f"shared-memory tiles ({want}) and barriers")
+    check = g.check("shared_memory", title(g, "shared_memory"))
     f = result.facts
     if child_problem(result) or "shared_arrays" not in f:
         return check.verdict(False, "not checked: the kernel did not compile (see the compile check)")

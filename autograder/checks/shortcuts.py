@@ -1,8 +1,8 @@
 """Trusted parent side: the kernel-module grammar's verdict (autograder/grammar.py). Any finding zeroes the stage
 before any child runs, in both tiers: a module that passes holds nothing that could reach the grader."""
 from ..grammar import module_constants, violations
+from .titles import title
 
-NAME = "Kernel module grammar: no host-side shortcuts"
 RULES = ("A kernel module holds imports (math, numpy dtypes, numba), constants, @cuda.jit kernels and launchers "
          "that launch them, and nothing else (README: the student contract).")
 
@@ -21,7 +21,7 @@ def tile_findings(stage, source, tiles):
 def judge(g):
     """(check, findings): the 0-point grammar check of StageGrader `g` and the grammar's findings."""
     findings = violations(g.src.source) + tile_findings(g.stage, g.src.source, g.cfg["structure"]["tiles"])
-    check = g.check("shortcuts", NAME)
+    check = g.check("shortcuts", title(g, "shortcuts"))
     if findings:
         return check.verdict(False, "This module holds what a kernel module may not; the whole stage scores 0:\n  "
                              + "\n  ".join(findings) + "\n" + RULES), findings

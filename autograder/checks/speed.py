@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from .titles import title
 from . import child_problem
 
 SEED_LIMIT = 2 ** 32
@@ -150,7 +151,7 @@ def _plan(g):
     cfg = g.cfg["speed"]
     rule = g.cfg["stages"][g.stage.name]["speed"]
     n = cfg["n"]
-    check = g.check("speed", f"speed: at least {rule['min_speedup']}x {rule['reference']} at N={n}")
+    check = g.check("speed", title(g, "speed"))
     seeds, X = draw_secrets(g.rng, n, cfg["repeats"])
     inputs = {"X": X}
     board = None
@@ -305,8 +306,6 @@ def _judge_board(g, result, expected, board, tol):
 
 def not_timed(g):
     """The speed check of a simulator run: visible, worth nothing here, provisional."""
-    rule = g.cfg["stages"][g.stage.name]["speed"]
-    return g.check("speed", f"speed: at least {rule['min_speedup']}x {rule['reference']} at N="
-                            f"{g.cfg['speed']['n']}").skip(
+    return g.check("speed", title(g, "speed")).skip(
         f"no GPU: the simulator cannot time kernels. Worth {g.points['speed']} points in the GPU tier; "
         "this score is provisional.")

@@ -14,18 +14,14 @@ import numpy as np
 from .. import sandbox
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, shared_memory, shortcuts, speed
 from ..checks.correct import explain_error
+from ..checks.titles import title
 from ..checks import child_problem
 from ..grammar import module_constants
 from ..scan import unimplemented
 from ..stages import INSTRUMENT_CHECKS
 from .report import Check
 
-CHECK_NAMES = {"compiles": "{kernel} compiles for the GPU", "shared_memory": "shared-memory tiles and barriers",
-               "correct": "correct results", "races": "no shared-memory races",
-               "bank_conflicts": "no shared-memory bank conflicts", "data_reuse": "data reuse", "speed": "speed"}
-SIM_JUDGES = {"races": (races.SIM_NAME, races.judge_sim),
-              "bank_conflicts": (bank_conflicts.SIM_NAME, bank_conflicts.judge_sim),
-              "data_reuse": (data_reuse.NAME, None)}
+SIM_JUDGES = {"races": races.judge_sim, "bank_conflicts": bank_conflicts.judge_sim, "data_reuse": None}
 
 
 class _Cut:
@@ -386,17 +382,24 @@ class StageGrader:
 
     def judge_zeroed(self):
         """A stage the kernel-module grammar zeroed: no child ran; every check fails, saying why."""
-        checks = self.failed_all(f"not run: the module holds what a kernel module may not (see '{shortcuts.NAME}'), "
-                                 "so the whole stage scores 0")
-        return checks[:1] + [self.shortcut] + checks[1:]
+        return self.failed_all(f"not run: the module holds what a kernel module may not (see "
+                               f"'{title(self, 'shortcuts')}'), so the whole stage scores 0")
 
     def failed_all(self, why):
-        """Every check of the stage failed with `why`; in the simulator speed stays a visible skip."""
-        checks = [self.check(key, CHECK_NAMES[key].format(kernel=self.stage.kernel)).verdict(False, why)
-                  for key in self.points if key != "speed"]
+        """Every check of the stage failed with `why`, in the rows and order of a graded stage (the grammar's
+        verdict stays as judged); in the simulator speed stays a visible skip."""
+        def failed(key, group=None, share=1.0):
+            return self.check(key, title(self, key, group), share).verdict(False, why)
+        checks = [failed("compiles"), self.shortcut]
+        if self.stage.tiled and "shared_memory" in self.points:
+            checks.append(failed("shared_memory"))
+        groups = list(self.shape_groups())
+        checks += [failed("correct", group, 1.0 / len(groups)) for group in groups]
+        checks += [failed(key) for key in self.sim_instrument_keys()]
         if self.device == "sim":
             return checks + self.sim_only_checks()
-        return checks + ([self.check("speed", CHECK_NAMES["speed"]).verdict(False, why)] if "speed" in self.points else [])
+        checks += [failed(key) for key in ("races", "bank_conflicts", "speed") if key in self.points]
+        return checks
 
     def judge_instruments(self, result):
         problem = child_problem(result)
@@ -405,8 +408,8 @@ class StageGrader:
             problem = explain_error(shape_facts["error"])
         checks = []
         for key in self.sim_instrument_keys():
-            name, judge = SIM_JUDGES[key]
-            check = self.check(key, name)
+            judge = SIM_JUDGES[key]
+            check = self.check(key, title(self, key))
             if problem or "instruments" not in shape_facts:
                 checks.append(check.verdict(False, "not checked: the instrumented run failed: " + (problem or "no facts")))
                 continue
@@ -427,7 +430,7 @@ class StageGrader:
                 continue
             gate = self.gate_reason(key)
             if gate:
-                checks.append(self.check(key, CHECK_NAMES[key]).verdict(False, gate))
+                checks.append(self.check(key, title(self, key)).verdict(False, gate))
             else:
                 checks.append(judge(self, *futures[future_key].result()))
         if "speed" in self.points:

@@ -13,9 +13,8 @@ import tempfile
 import numpy as np
 
 from ..checks.bank_conflicts import NCU_METRICS
+from ..checks.titles import NCU_N, RACECHECK_N
 
-RACECHECK_N = 64       # racecheck at N=256 ran past 5 minutes: keep it tiny
-NCU_N = 256
 
 
 def gpu_available():

@@ -1,0 +1,34 @@
+"""Trusted parent side: the one title of every check, for every report (graded, stub, zeroed or not run).
+
+Gradescope and Classroom 50 match tests by name across submissions, so a check is named the same whether it
+ran, failed or was never started: each judge and StageGrader.failed_all ask here.
+"""
+RACECHECK_N = 64       # racecheck at N=256 ran past 5 minutes: keep it tiny
+NCU_N = 256
+SIM = {"races": "no shared-memory races (simulator race detector)",
+       "bank_conflicts": "no shared-memory bank conflicts (simulator bank counter)"}
+DATA_REUSE = "each global load of A and B reused at least TILE/2 times (simulator load counter)"
+
+
+def title(g, key, group=None):
+    """The title of check `key` of StageGrader `g` (`group`: a correctness group's name)."""
+    if key == "compiles":
+        cc = ".".join(map(str, g.cfg["grading"]["compute_capability"]))
+        return f"{g.stage.kernel} is a CUDA kernel that compiles for the GPU (PTX, compute capability {cc})"
+    if key == "shortcuts":
+        return "Kernel module grammar: no host-side shortcuts"
+    if key == "shared_memory":
+        want = "a TILE x (TILE + 1) transposed B tile" if g.stage.padded_b else "two TILE x TILE tiles"
+        return f"shared-memory tiles ({want}) and barriers"
+    if key == "correct":
+        return f"correct results: {group}"
+    if key == "races":
+        return SIM[key] if g.device == "sim" else f"no shared-memory races (compute-sanitizer racecheck, N={RACECHECK_N})"
+    if key == "bank_conflicts":
+        return SIM[key] if g.device == "sim" else f"no shared-memory bank conflicts (ncu, N={NCU_N})"
+    if key == "data_reuse":
+        return DATA_REUSE
+    if key == "speed":
+        rule = g.cfg["stages"][g.stage.name]["speed"]
+        return f"speed: at least {rule['min_speedup']}x {rule['reference']} at N={g.cfg['speed']['n']}"
+    raise KeyError(key)
