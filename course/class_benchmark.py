@@ -78,9 +78,8 @@ def verdicts(course, roster):
     """{student: {"score", "checks": [[name, status, points]], "execution_time", "timing", "worker"}}."""
     out = {}
     for student in roster:
-        path = os.path.join(course, "feedback", student, ASSIGNMENT, "results.json")
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        from .grade_class import read_results
+        data = read_results(os.path.join(course, "feedback", student, ASSIGNMENT, "results.json"))
         out[student] = {"score": data["score"],
                         "checks": [[t["name"], (t.get("tags") or ["", "", t["status"]])[2], t["score"]]
                                    for t in data["tests"]],

@@ -60,6 +60,7 @@ import tomllib
 from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
+from autograder.engine.report import write_text_atomic
 
 OVERRIDABLE = ("limits",)
 # Sections of COURSE/autograder.toml read by the course, not by the engine (not part of the grading key).
@@ -220,16 +221,6 @@ def read_timestamp(folder):
             return f.read().strip() or None
     except OSError:
         return None
-
-
-def write_text_atomic(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def staging_dir(course, assignment):

@@ -49,6 +49,8 @@ import sys
 import tarfile
 import tempfile
 
+from autograder.engine.report import write_json_atomic, write_text_atomic
+
 from . import ASSIGNMENT, ROOT
 
 # Classroom 50's roster.csv: username,first_name,last_name,email,section,github_id,role; `gh teacher roster
@@ -329,10 +331,7 @@ def _write_csv(path, header, rows):
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     w.writerows(rows)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(buf.getvalue())
-    os.replace(tmp, path)
+    write_text_atomic(path, buf.getvalue())
 
 
 def repo_url(template, student, org, classroom, assignment):
@@ -424,12 +423,7 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
 
 
 def _record(course, records, deadline, mode):
-    data = {"deadline": iso(deadline), "ref": mode, "students": records}
-    tmp = os.path.join(course, "repos.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, os.path.join(course, "repos.json"))
+    write_json_atomic(os.path.join(course, "repos.json"), {"deadline": iso(deadline), "ref": mode, "students": records})
     _write_csv(os.path.join(course, "repos.csv"),
                ["username", "repository", "ref", "commit", "submitted_at", "late_commits_ignored", "fetched_at",
                 "flags"],

@@ -50,5 +50,6 @@ def test_stubs_fail_with_not_implemented(cfg):
     r = engine.grade(os.path.join(ROOT, "exercises"), device="sim", seed=7, cfg=cfg)
     assert r.stages == [s.name for s in STAGES]
     assert r.score == 0
-    graded = [c for c in r.checks if c.status != "skipped"]
+    graded = [c for c in r.checks if c.status != "skipped" and c.key != "shortcuts"]
     assert graded and all("not implemented yet" in c.output for c in graded)
+    assert all(c.status == "passed" for c in r.checks if c.key == "shortcuts")  # a stub is a kernel module

@@ -151,16 +151,21 @@ def time_breakdown(children, total):
             "outside_s": round(sum(c["wall_s"] - c["work_s"] - phase(c, "imports_s") for c in worked), 2)}
 
 
-def write_json_atomic(path, data):
-    """Write JSON so a reader never sees a half-written file."""
+def write_text_atomic(path, text):
+    """Write a file so a reader never sees it half-written, even after a crash (the one atomic write of the
+    grader and the course tools)."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def write_json_atomic(path, data):
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
