@@ -532,7 +532,7 @@ class Grammar:
 
     def attribute(self, node, ctx, local):
         path = self.resolve(node)
-        if path is not None and path.split(".")[0] in MODULES | {"numba"} and _path(node).split(".")[0] in self.m.imports:
+        if path is not None and _path(node).split(".")[0] in self.m.imports:  # a name of an imported module
             self.use_path(node, path, ctx)
             return
         if is_dunder(node.attr) or node.attr not in VALUE_ATTRS:
@@ -542,7 +542,7 @@ class Grammar:
             self.flag(node, f".{node.attr} of {_short(node.value)}", why)
         self.expr(node.value, ctx, local)
 
-    def use_path(self, node, path, ctx, called=False):
+    def use_path(self, node, path, ctx):
         role = PATHS.get(path)
         short = _short(node)
         if role is None:
@@ -608,7 +608,7 @@ class Grammar:
             return
         path = self.resolve(func)
         if path is not None and _path(func).split(".")[0] in self.m.imports:
-            self.use_path(func, path, ctx, called=True)
+            self.use_path(func, path, ctx)
             return
         if isinstance(func, ast.Attribute) and func.attr not in VALUE_ATTRS:
             self.expr(func, ctx, local)  # the attribute itself is what is not allowed: one finding
