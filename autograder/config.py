@@ -96,6 +96,12 @@ SPEED_RULE = {"reference": Key(str, None, "reference kernel"), "min_speedup": Ke
               "review_speedup": Key(float, None, "a speedup above this is marked for an instructor's review")}
 
 
+def stage_max(cfg):
+    """{stage: its total points}: a stage's maximum is the sum of its checks' points (the one rule of the
+    report, the gradebook, the notebooks and the feedback page)."""
+    return {name: float(sum(s["points"].values())) for name, s in cfg["stages"].items()}
+
+
 def load(path=None):
     """Return the config as a dict; raise ConfigError naming a bad key, its file and line."""
     path = path or os.environ.get("AUTOGRADER_CONFIG") or DEFAULT_PATH

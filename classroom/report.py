@@ -12,7 +12,6 @@ grade`` writes (autograder/engine/report.py); a check's real status (passed, fai
 skipped) is the third of its tags.
 """
 import base64
-import datetime
 import html
 import json
 
@@ -156,12 +155,10 @@ def job_summary(results, graded=None, title="Matrix multiplication autograder"):
 
 def course_record(results, student, assignment, cfg, sub_hash=""):
     """The ``extra_data["course"]`` record course.feedback.page reads (as course.grade_class writes it)."""
-    stage_max = {name: float(sum(s["points"].values())) for name, s in cfg["stages"].items()}
-    return {"student": student, "assignment": assignment, "submission_sha256": sub_hash,
-            "stage_scores": {s: got for s, (got, _) in stage_points(results).items()},
-            "gradebook_max": stage_max, "gradebook_total": sum(stage_max.values()),
-            "problems": [str(results["extra_data"]["error"])] if results.get("extra_data", {}).get("error") else [],
-            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    from course.feedback import course_record as record
+    error = results.get("extra_data", {}).get("error")
+    return record(student, assignment, cfg, {s: got for s, (got, _) in stage_points(results).items()}, sub_hash,
+                  [str(error)] if error else [])
 
 
 def feedback_page(results, student, assignment, cfg, sub_hash=""):

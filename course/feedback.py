@@ -5,6 +5,7 @@ plus the ``extra_data["course"]`` record written by course.grade_class), so a
 page or the summary can be rebuilt from the stored results alone.
 """
 import base64
+import datetime
 import html
 import io
 import re
@@ -15,6 +16,16 @@ from autograder.stages import STAGES
 STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
 REUSE = re.compile(r"every loaded element is used ([\d.]+) times.*?at least ([\d.]+)", re.S)
 SPEEDUP = re.compile(r": ([\d.]+)x \(needs ([\d.]+)x")
+
+
+def course_record(student, assignment, cfg, stage_scores, sub_hash="", problems=(), **extra):
+    """The ``extra_data["course"]`` record `page` reads: the one builder of `make grade` and the classroom tools."""
+    from autograder.config import stage_max
+    maxima = stage_max(cfg)
+    return {"student": student, "assignment": assignment, "submission_sha256": sub_hash,
+            "stage_scores": stage_scores, "gradebook_max": maxima, "gradebook_total": sum(maxima.values()),
+            "problems": list(problems),
+            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **extra}
 
 
 def checks_of(results):

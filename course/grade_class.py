@@ -40,7 +40,6 @@ import concurrent.futures
 import contextlib
 import copy
 import csv
-import datetime
 import faulthandler
 import fcntl
 import hashlib
@@ -60,6 +59,7 @@ import tomllib
 from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
+from autograder.config import stage_max
 from autograder.engine.report import write_text_atomic
 
 OVERRIDABLE = ("limits",)
@@ -287,7 +287,7 @@ class ClassGrader:
         self.gpus = str(self.settings["gpus"]) if gpus is None else str(gpus)
         parse_gpus(self.gpus)  # a clear error now rather than after the first student
         self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
-        self.stage_max = {name: float(sum(s["points"].values())) for name, s in self.cfg["stages"].items()}
+        self.stage_max = stage_max(self.cfg)
         self.started, self.phases = None, {}  # when run() began; its seconds by phase, for the summary
 
     def set_jobs(self, jobs):
@@ -331,15 +331,12 @@ class ClassGrader:
         stage_scores = {}
         for c in report.checks:
             stage_scores[c.stage] = stage_scores.get(c.stage, 0.0) + c.score
-        out["extra_data"]["course"] = {
-            "student": student, "assignment": self.assignment, "submission_sha256": sub_hash,
-            "grading_key": key, "stage_scores": stage_scores, "gradebook_max": self.stage_max,
-            "gradebook_total": sum(self.stage_max.values()), "problems": problems + list(report.problems),
-            "timestamp": read_timestamp(folder), "seed": report.seed,
-            "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "worker": {"host": socket.gethostname(), "pid": os.getpid(), "wall_s": round(time.perf_counter() - started, 2),
-                       "gpu": os.environ.get("CUDA_VISIBLE_DEVICES") if self.device == "gpu" else None,
-                       "slurm_job": os.environ.get("SLURM_JOB_ID")}}
+        out["extra_data"]["course"] = feedback.course_record(
+            student, self.assignment, self.cfg, stage_scores, sub_hash, problems + list(report.problems),
+            grading_key=key, timestamp=read_timestamp(folder), seed=report.seed,
+            worker={"host": socket.gethostname(), "pid": os.getpid(), "wall_s": round(time.perf_counter() - started, 2),
+                    "gpu": os.environ.get("CUDA_VISIBLE_DEVICES") if self.device == "gpu" else None,
+                    "slurm_job": os.environ.get("SLURM_JOB_ID")})
         return out
 
     def grade_and_stage(self, student, folder, force=False, progress=None):

@@ -14,6 +14,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from . import ASSIGNMENT, use_venv_tools
 from .notebooks import score_cell_id
+from autograder.config import stage_max
 
 
 def course_directory(course):
@@ -41,7 +42,7 @@ def sync_assignment(gb, cfg, assignment=ASSIGNMENT):
     gb.update_or_create_assignment(assignment)
     for stage in STAGES:
         gb.update_or_create_notebook(stage.module, assignment)
-        total = float(sum(cfg["stages"][stage.name]["points"].values()))
+        total = stage_max(cfg)[stage.name]
         gb.update_or_create_task_cell(score_cell_id(stage), stage.module, assignment, max_score=total,
                                       cell_type="markdown")
 

@@ -28,6 +28,8 @@ import os
 import re
 import sys
 
+from autograder.config import stage_max
+
 from . import ROOT
 
 PROSE_DIR = os.path.join(ROOT, "notebooks", "prose")
@@ -194,7 +196,8 @@ def build_notebook(stage, cfg=None, solutions_dir=None, prose_dir=None):
                                   metadata={"tags": ["not-graded"], **_nbgrader(f"{m}-selfcheck")}))
     if "closing" in prose:
         cells.append(markdown("closing"))
-    total = sum(cfg["stages"][stage.name]["points"].values())
+    total = stage_max(cfg)[stage.name]
+    total = int(total) if total.is_integer() else total  # nbgrader's points as the config writes them
     cells.append(v4.new_markdown_cell(score_text(stage, cfg), metadata=_nbgrader(
         score_cell_id(stage), grade=True, task=True, points=total)))
     nb = v4.new_notebook(cells=cells)
