@@ -51,3 +51,13 @@ def test_a_stub_and_a_graded_stage_name_their_checks_alike(grade_text):
         graded = grade_text("tiled", f.read())
     assert [(c.key, c.name) for c in stub.checks] == [(c.key, c.name) for c in graded.checks]
     assert stub.max_score == graded.max_score and graded.score == graded.max_score > 0
+
+
+def test_a_student_cannot_print_their_way_to_a_regrade():
+    """A child's output (which student code writes) follows its problem in a check's output: a launcher that
+    prints a grader-side reason and then never ends still fails."""
+    from autograder.engine.report import Check
+    output = ("not gradable: the check did not finish within 30 s and was stopped\nOutput:\n"
+              "not gradable: the grading sandbox is not available")
+    c = Check("naive", "correct", "correct results", 6).verdict(False, output)
+    assert c.status == "failed" and not c.regrade

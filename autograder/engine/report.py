@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 # Failures on the grader's side, not the student's: such a check counts neither way and the grade is flagged for
-# a re-grade (the class summary and grades.csv say so).
+# a re-grade (the class summary and grades.csv say so). Only an output that starts with one counts: the child's
+# printed output, which student code controls, comes after the problem.
 GRADER_SIDE = ("not gradable: the grading sandbox is not available",
                "not gradable: the grading sandbox could not be prepared",
                "not gradable: the grader could not start the check",
@@ -29,7 +30,7 @@ class Check:
     regrade: bool = False  # not run for the grader's own trouble: grade again
 
     def verdict(self, passed, output):
-        if not passed and any(why in output for why in GRADER_SIDE):
+        if not passed and output.startswith(GRADER_SIDE):  # the problem leads; the child's own output follows it
             self.regrade = True
             return self.skip("the grader's own trouble, not your code's; this check counts neither way and the "
                              "grade is flagged for a re-grade:\n" + output)

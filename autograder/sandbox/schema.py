@@ -91,7 +91,7 @@ def _describe(spec):
     return "a record" if isinstance(spec, dict) else f"a {spec[0]}"
 
 
-def _arrays(job, inputs, facts, arrays):
+def _arrays(job, inputs):
     """The arrays a task may return, name -> shape."""
     task = job["task"]
     if task == "run":
@@ -130,7 +130,7 @@ def check(job, inputs, facts, arrays, said=0):
                 for name, stats in board["timings"].items():
                     if name not in ("student", "cublas") or len(stats["times_ms"]) != len(job["leaderboard"]["seeds"]):
                         raise Malformed(f"leaderboard timings of {str(name)[:40]!r} are not the runs it was given")
-        want = _arrays(job, inputs or {}, facts, arrays)
+        want = _arrays(job, inputs or {})
         for name, array in arrays.items():
             if name not in want:
                 raise Malformed(f"it returned an array {str(name)[:40]!r} that its task has no place for")
