@@ -59,7 +59,6 @@ import tomllib
 from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
-from autograder.config import stage_max
 from autograder.engine.report import write_text_atomic
 
 OVERRIDABLE = ("limits",)
@@ -287,7 +286,6 @@ class ClassGrader:
         self.gpus = str(self.settings["gpus"]) if gpus is None else str(gpus)
         parse_gpus(self.gpus)  # a clear error now rather than after the first student
         self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
-        self.stage_max = stage_max(self.cfg)
         self.started, self.phases = None, {}  # when run() began; its seconds by phase, for the summary
 
     def set_jobs(self, jobs):
