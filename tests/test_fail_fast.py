@@ -208,6 +208,7 @@ def test_a_gpu_tool_starts_beside_the_correctness_check_and_counts_only_where_it
     g = StageGrader(src, "gpu", cfg, rng, str(tmp_path))
     correctness = Future()  # still running
     g.futures = {"compile": _futures({"compile": _compiled()})["compile"], "correct:rect": (correctness, {"A0": A, "B0": B})}
+    g.built = {"kernels": [], "plans": {(40, 40, 40): {"launches": []}}}  # the tool's runner never starts here
     monkeypatch.setattr(tools, "find_tool", lambda name: "/bin/sh")
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(1) as pool:
@@ -222,57 +223,6 @@ def test_a_gpu_tool_starts_beside_the_correctness_check_and_counts_only_where_it
     g.futures["correct:rect"] = (_futures({"c": _run_result(A, B, np.full((40, 6), np.nan, np.float32))})["c"],
                                  {"A0": A, "B0": B})
     assert "GPU tools run only on a kernel that computes the right product" in g.gate_reason("races")
-
-
-def test_on_a_gpu_the_compile_facts_come_from_the_correctness_child_and_a_compile_child_runs_only_without_them(
-        cfg, tmp_path, monkeypatch):
-    """One child and one CUDA context fewer per stage: the correctness child reports the compile check's facts. Where
-    none of its children delivered them (killed, crashed), the compile check still gets a child of its own, once."""
-    from autograder.engine import stage as stage_mod
-    src = types.SimpleNamespace(stage=stages.find("tiled"), source=solution_text("tiled"))
-    g = StageGrader(src, "gpu", cfg, np.random.default_rng(0), str(tmp_path))
-    runs = []
-    monkeypatch.setattr(g, "run", lambda job, *a, **k: runs.append(job) or _compiled())
-    futures = g.start_compile(pool=None)
-    assert runs == []  # no compile child started with the stage
-    job = g.job("run", "gpu", count=2, compile_facts=True)
-    assert job["compile_facts"] and "compile_facts" not in g.job("run", "gpu", count=1)  # the tools' children
-    reported = {**_compiled().facts, "registers": 40}
-    compile_facts = futures["compile"]
-    compile_facts.correctness = _futures({"c": {"square": sandbox.ChildResult(facts={"compile": reported, "shapes": []}),
-                                                "rect": sandbox.ChildResult(facts={"compile": reported, "shapes": []})}})["c"]
-    assert compile_facts.exception() is None and compile_facts.result().facts == reported and runs == []
-    lost = stage_mod._CompileFacts(g)  # the correctness child never ended: no facts came back
-    lost.correctness = _futures({"c": {"square": sandbox.ChildResult(problem="did not finish", timed_out=True)}})["c"]
-    assert lost.result().facts == _compiled().facts and lost.result() is lost.result()
-    assert [j["task"] for j in runs] == ["compile"] and runs[0]["device"] == "gpu"
-
-
-def test_a_gpu_correctness_child_reports_the_compile_facts_of_its_kernel(tmp_path):
-    """task_run with compile_facts: the same facts task_compile gives (here for the PTX target, no GPU needed), and
-    a kernel the compiler rejects is a compile fact the compile check fails on, not a crash of the child."""
-    from autograder.checks import compiles
-    from autograder.child import tasks
-    from autograder.child.entry import load_student_module
-    from autograder.engine.report import Check
-    st = stages.find("tiled")
-    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
-    good.write_text(solution_text("tiled"), encoding="utf-8")
-    bad.write_text(solution_text("tiled").replace("cuda.shared.array((TILE, TILE), float32)",
-                                                  "cuda.shared.array((A.shape[0], TILE), float32)", 1), encoding="utf-8")
-    job = {"task": "run", "device": "ptx", "module": st.module, "module_path": str(good), "kernel": st.kernel,
-           "launcher": st.launcher, "count": 0, "compile_facts": True, "cc": [9, 0]}
-    module = load_student_module(str(good), "probe_good")
-    facts, _ = tasks.task_run(job, module, {})
-    assert facts["compile"] == tasks.task_compile(job, module)[0]
-    assert facts["compile"]["barriers"] >= 2 and facts["compile"]["shared_arrays"] == [1024, 1024]
-    facts, _ = tasks.task_run({**job, "module_path": str(bad)}, load_student_module(str(bad), "probe_bad"), {})
-    assert "compile_error" in facts["compile"]
-    g = types.SimpleNamespace(cfg={"grading": {"compute_capability": [9, 0]}}, stage=st, module_path=str(bad),
-                              src=types.SimpleNamespace(source=bad.read_text()),
-                              check=lambda key, name: Check(st.name, key, name, 1))
-    verdict = compiles.judge(g, sandbox.ChildResult(facts=facts["compile"]))
-    assert verdict.status == "failed" and "rejected the kernel" in verdict.output
 
 
 def test_honest_groups_are_not_cut_short_on_a_loaded_machine(cfg):

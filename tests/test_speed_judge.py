@@ -282,7 +282,7 @@ seeds, X = speed.draw_secrets(np.random.default_rng(0), n, 3)
 np.savez(os.path.join(d, "in.npz"), X=X)
 job = {"n": n, "launcher": "matmul_tiled", "kernel": "matmul_tiled_kernel", "inputs_path": os.path.join(d, "in.npz"),
        "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None}
-facts, arrays = timing.task_speed(job, module)
+facts, arrays = timing.task_speed(job, None, module)
 E = speed.expected_projections(n, seeds, X)
 print(json.dumps({name: speed.judge_runs(speed.projection_errors(arrays["P_" + name], E), 1e-5,
                                          facts["timings"][name]["past_end"]) for name in ("student", "reference")}))

@@ -128,6 +128,7 @@ def _speed_once(path, stage, cfg, seed):
     src = collect(path, stage)[0]
     with tempfile.TemporaryDirectory() as d:
         g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
+        g.build_alone()
         check = speed.judge(g)
     return check, getattr(g, "speed", None)
 

@@ -163,8 +163,8 @@ def _plan(g):
         board = {"n": lb_n, "repeats": lb_repeats, "seeds": board_seeds}
         inputs["X_board"] = X_board
         expected_jobs["board"] = (lb_n, board_seeds, X_board)
-    job = g.job("speed", "gpu", n=n, warmup=cfg["warmup"], seeds=seeds, reference=rule["reference"],
-                leaderboard=board, projection_columns=X.shape[1])
+    job = {"n": n, "warmup": cfg["warmup"], "seeds": seeds, "reference": rule["reference"], "leaderboard": board,
+           "projection_columns": X.shape[1]}
     return check, job, inputs, expected_jobs, board
 
 
@@ -172,8 +172,13 @@ def _run(g, plan, turn):
     """Run the timing child (prepared beside the other checks when `turn` is given) and judge its numbers."""
     from ..gpu import exclusive
     cfg = g.cfg["speed"]
-    check, job, inputs, expected_jobs, board = plan
+    check, fields, inputs, expected_jobs, board = plan
     gate = g.gate_reason("speed")  # waits for the stage's correctness children: a wrong kernel is never timed
+    job = None
+    if not gate:  # a runner: the build child's kernels and the checked launches at the speed (and leaderboard) size
+        sizes = [(fields["n"],) * 3] + ([(board["n"],) * 3] if board else [])
+        job, why = g.runner_job("speed", sizes, **fields)
+        gate = "not run: " + why if why else ""
     if gate:
         if turn is not None:
             turn.prepared.set()

@@ -1,4 +1,9 @@
-"""Untrusted side: the grading child's entry point. Runs one check's work beside student code and reports raw facts.
+"""Untrusted side: the grading child's entry point. Runs one check's work and reports raw facts.
+
+Two kinds of child start here. A child that imports the student's module (every simulator-tier child, the PTX
+compile, and in the GPU tier the build child alone, which runs without a GPU) runs beside student code. A GPU
+runner (correctness, the GPU tools' runs, timing) never imports it: it loads the build child's PTX and
+launches the plan the parent checked, so nothing it measures shares a process with student Python.
 
 Started by the parent (autograder/sandbox) inside the sandbox as ``python -I
 child/entry.py SCRATCH`` with the job as JSON on stdin. It loads the submission by
@@ -52,6 +57,11 @@ def tell(job, word):
             pass
 
 
+def runner(job):
+    """A GPU-tier child that measures: it gets kernels as PTX and a launch plan, and never imports student code."""
+    return job["device"] == "gpu" and job["task"] in ("run", "speed")
+
+
 def main():
     begun = time.perf_counter()
     job = json.loads(sys.stdin.readline())
@@ -72,30 +82,32 @@ def main():
     try:
         if job["task"] == "warm":  # the grader's own kernels only: no student module
             facts, arrays = timing.task_warm(job)
+        elif runner(job):  # a GPU-tier runner: launches the build child's checked plan, never the module
+            pass
         else:
-            if job["device"] == "ptx":
+            if job["task"] == "build":
+                from autograder.child.build import stand_in
+                stand_in(job["cc"])
+            elif job["device"] == "ptx":
                 from autograder.child.ptx_target import stand_in
                 stand_in(job["cc"])
             module = load_student_module(job["module_path"], job["module"])
-            if job["device"] == "gpu":
-                from autograder.child import kernel_cache
-                from autograder.child.launches import module_kernels
-                stage_dir = job.get("kernel_dirs", {}).get("stage")
-                kernel_cache.attach(module_kernels(module), stage_dir, True)
         loaded = time.perf_counter()
     except Exception as exc:
         facts["import_error"] = describe_error(exc, job.get("module_path"))
-    if module is not None:
-        task = {"compile": tasks.task_compile, "run": tasks.task_run, "speed": timing.task_speed}[job["task"]]
+    if module is not None or runner(job):
         try:
             if job["task"] == "run":
-                facts, arrays = task(job, module, inputs, lambda word: tell(job, word))
+                facts, arrays = tasks.task_run(job, module, inputs, lambda word: tell(job, word))
             elif job["task"] == "speed":
-                facts, arrays = task(job, module, lambda: wait_for_turn(job))
+                facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), module)
+            elif job["task"] == "build":
+                from autograder.child.build import task_build
+                facts, arrays = task_build(job, module)
             else:
-                facts, arrays = task(job, module)
+                facts, arrays = tasks.task_compile(job, module)
         except Exception as exc:
-            facts["task_error"] = describe_error(exc, job["module_path"])
+            facts["task_error"] = describe_error(exc, job.get("module_path"))
     facts["nonce"] = nonce
     facts["seconds"] = time.perf_counter() - started
     import resource

@@ -1,4 +1,5 @@
-"""Untrusted side (grading child): the compile and run tasks. Facts about the compiled kernel, and C for each input pair."""
+"""Grading children: the compile and run tasks. Facts about the compiled kernel, and C for each input pair (from the
+student's launcher beside student code, or, in a GPU runner, from the checked plan)."""
 import traceback
 
 
@@ -15,37 +16,23 @@ def describe_error(exc, student_path):
 
 
 def task_compile(job, module):
-    """Facts about the kernel compiled for the real GPU target: on a GPU, the kernel as its driver loads it;
-    without one, PTX for job['cc']."""
+    """Facts about the kernel compiled to PTX for job['cc'] (the simulator tier's compile check; no GPU)."""
     import re
     from numba import cuda, float32
     from autograder.child.launches import is_cuda_kernel
     kernel = getattr(module, job["kernel"], None)
     facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
-             "defines_launcher": callable(getattr(module, job["launcher"], None)),
-             "constants": {k: getattr(module, k) for k in ("TILE", "TILE_PAD")
-                           if isinstance(getattr(module, k, None), int)}}
+             "defines_launcher": callable(getattr(module, job["launcher"], None))}
     if not facts["is_cuda_kernel"]:
         return facts, {}
     sig = (float32[:, ::1], float32[:, ::1], float32[:, ::1])
     try:
-        if job["device"] == "gpu":  # the kernel as the driver loads it on this GPU, compiled once (and kept in
-            # the stage's kernel folder under the key every later child of the stage looks up)
-            kernel.compile(sig)
-            ptx = kernel.inspect_asm(sig)
-        else:
-            ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
+        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
     except Exception as exc:  # the GPU compiler rejected the kernel
         facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
         return facts, {}
     facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
     facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
-    if job["device"] == "gpu":
-        from numba import void
-        signature = void(*sig)
-        facts["registers"] = kernel.get_regs_per_thread(signature)
-        facts["shared_bytes"] = kernel.get_shared_mem_per_block(signature)
-        facts["local_bytes"] = kernel.get_local_mem_per_thread(signature)
     return facts, {}
 
 
@@ -78,9 +65,40 @@ def guarded_input(cuda, np, host):
     return buf, buf[guard: guard + rows * cols].reshape(rows, cols), guard
 
 
+class _ModuleLaunches:
+    """The simulator tier's launches: the student's launcher recorded on the grader's arrays, then replayed."""
+
+    def __init__(self, job, module):
+        self.job, self.module = job, module
+
+    def prepare(self, i, A, B, C):
+        from autograder.child import launches as L
+        recorded = L.record_launches(self.module, self.job["launcher"], A, B, C)
+        L.validate(recorded, self.job["kernel"], A, B, C)
+        L.compile_launches(recorded)
+        return (lambda: L.replay(recorded)), len(recorded), recorded
+
+
+class _PlanLaunches:
+    """A GPU runner's launches: the parent's checked plan of each shape, from the build child's PTX."""
+
+    def __init__(self, job):
+        from autograder.child.plan_launch import Loaded
+        self.plans, self.loaded = job["plans"], Loaded(job["kernels"])
+
+    def prepare(self, i, A, B, C):
+        from autograder.child import launches as L
+        from autograder.child.plan_launch import launcher
+        plan = self.plans[i]
+        if "error" in plan:  # the launcher failed at this shape in the build child (or its plan was refused)
+            raise L.LaunchError(plan["error"]["message"])
+        return launcher(self.loaded, plan["launches"], A, B, C), len(plan["launches"]), None
+
+
 def task_run(job, module, inputs, tell=lambda word: None):
-    """Run the launcher on each input pair; return every C and what happened. `tell(b"b")` as each shape begins,
-    `tell(b"s")` once its kernels are compiled, right before they run (entry.tell)."""
+    """Run the launches of each input pair (a GPU runner: the plan; otherwise the module's launcher); return every
+    C and what happened. `tell(b"b")` as each shape begins, `tell(b"s")` once its kernels are loaded, right before
+    they run (entry.tell)."""
     import numpy as np
     from numba import cuda
     import time
@@ -90,12 +108,11 @@ def task_run(job, module, inputs, tell=lambda word: None):
     if job["device"] == "gpu":
         cuda.current_context()
     facts["cuda_init_s"] = time.perf_counter() - began
-    if job.get("compile_facts"):  # a GPU correctness child compiles the kernel anyway: the compile check's facts
-        # come from here, not from a child (and a CUDA context) of their own
-        try:
-            facts["compile"] = task_compile(job, module)[0]
-        except Exception as exc:
-            facts["compile"] = {"task_error": describe_error(exc, job["module_path"])}
+    if module is None:
+        source = _PlanLaunches(job)
+        facts["kernel"] = source.loaded.attributes(0)  # the stage kernel as the driver loaded it
+    else:
+        source = _ModuleLaunches(job, module)
     for i in range(job["count"]):
         tell(b"b")
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
@@ -106,9 +123,7 @@ def task_run(job, module, inputs, tell=lambda word: None):
         shape_facts = {}
         facts["shapes"].append(shape_facts)
         try:
-            recorded = L.record_launches(module, job["launcher"], A, B, C)
-            L.validate(recorded, job["kernel"], A, B, C)
-            L.compile_launches(recorded)
+            run, count, recorded = source.prepare(i, A, B, C)
             buf.copy_to_device(np.full(M * N + guard, np.nan, np.float32))
             tell(b"s")
             began = time.perf_counter()
@@ -116,14 +131,16 @@ def task_run(job, module, inputs, tell=lambda word: None):
                 from autograder.sim.instrument import run_instrumented
                 shape_facts["instruments"] = run_instrumented(recorded, A, B, C, job)
             else:
-                L.replay(recorded)
+                run()
             cuda.synchronize()
             shape_facts["replay_s"] = time.perf_counter() - began
         except L.LaunchError as exc:
             shape_facts["error"] = {"kind": "launch", "message": str(exc)}
+            if module is None:
+                continue  # a plan's error is that shape's alone
             break
         except Exception as exc:
-            shape_facts["error"] = describe_error(exc, job["module_path"])
+            shape_facts["error"] = describe_error(exc, job.get("module_path"))
             if shape_facts["error"]["kind"] == "cuda_error":
                 break  # a sticky CUDA error poisons the context: stop this child
             continue
@@ -131,5 +148,5 @@ def task_run(job, module, inputs, tell=lambda word: None):
         arrays[f"C{i}"] = out[: M * N].reshape(M, N)
         tail = out[M * N:]
         shape_facts["writes_past_end"] = int(np.count_nonzero(~np.isnan(tail)))
-        shape_facts["launches"] = len(recorded)
+        shape_facts["launches"] = count
     return facts, arrays

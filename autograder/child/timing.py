@@ -1,9 +1,11 @@
-"""Untrusted side (grading child): GPU-tier tasks: speed against a reference
-kernel timed in the same process, and the challenge leaderboard numbers.
+"""GPU runner (never imports student code): speed against a reference kernel
+timed in the same process, and the challenge leaderboard numbers.
 
-The child works in two parts. It first prepares: imports, the CUDA context,
-the launcher's recorded launches, every kernel the timing runs compiled and
-loaded, the operands allocated. No kernel runs then, so a child may prepare
+The student's kernels come as the build child's PTX with the parent's checked
+launch plan (child/plan_launch.py); the grader's own kernels come from the
+grader's read-only kernel folder. The child works in two parts. It first
+prepares: imports, the CUDA context, every kernel the timing runs loaded, the
+operands allocated. No kernel runs then, so a child may prepare
 while other checks use the GPU. It then tells the parent it is ready and waits;
 only when the parent has the GPU to itself does it say "go", and the child
 warms up and times.
@@ -13,14 +15,14 @@ fills A and B from its own pair of seeds (a hash the parent rebuilds with
 ``fill_uniform_host``), C (with a guard tail) is re-poisoned with NaN before every
 run, and after every run, outside the timed region, the child returns the
 projection ``C @ X`` for a secret float64 X read only after the launchers ran.
-X is on the device only while the grader's projection kernel runs and is
-zeroed before any other kernel runs. The parent compares each projection with
+X is read only once the parent says go, is on the device only while the
+grader's projection kernel runs and is zeroed before any other kernel runs. The parent compares each projection with
 ``A @ (B @ X)`` (a randomised product check, checks/speed.py).
 """
 import statistics
 import time
 
-from autograder.child.launches import compile_for
+from autograder.child.launches import compile_for  # the grader's own kernels
 
 
 class _Operands:
@@ -75,7 +77,7 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
 
     CUDA events around each run, warm-up, interleaved order, fresh inputs from the run's seeds, C re-poisoned and
     persisting L2 lines reset before an L2 flush ahead of every timed run. Every launch is on the default stream
-    (launches.validate), so the end event, recorded right after the launches, follows all their work; recording
+    (a plan names no stream: child/plan_launch.py), so the end event, recorded right after the launches, follows all their work; recording
     it only after a host-side synchronisation would add the host's delays to the time (on a busy machine they
     read as kernels 2.7x slower)."""
     from autograder.child.references import fill_uniform, flush_l2, poison, project, reset_persisting_l2
@@ -115,11 +117,24 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
     return stats, projections, l2_reset
 
 
-def task_speed(job, module, turn=None):
+def _student(job, module, loaded, plan, ops):
+    """The student's launches on `ops` as one callable: a GPU runner's checked plan, or, in the simulator (where the
+    timing logic is tested without a GPU), the module's launcher recorded and replayed."""
+    if module is None:
+        from autograder.child.plan_launch import launcher
+        return launcher(loaded, plan, ops.A, ops.B, ops.C)
+    from autograder.child import launches as L
+    recorded = L.record_launches(module, job["launcher"], ops.A, ops.B, ops.C)
+    L.validate(recorded, job["kernel"], ops.A, ops.B, ops.C)
+    L.compile_launches(recorded)
+    return lambda: L.replay(recorded)
+
+
+def task_speed(job, turn=None, module=None):
     """Prepare, wait for `turn()` (the parent's go; None: at once), then time. Returns (facts, arrays)."""
     import numpy as np
     from numba import cuda
-    from autograder.child import launches as L
+    from autograder.child.plan_launch import Loaded
     from autograder.child.references import REFERENCES
     clock = [("began", time.perf_counter())]
     cuda.current_context()
@@ -127,16 +142,14 @@ def task_speed(job, module, turn=None):
     n = job["n"]
     columns = job.get("projection_columns", 2)
     ops = _Operands(cuda, np, n, columns)
-    recorded = L.record_launches(module, job["launcher"], ops.A, ops.B, ops.C)
-    L.validate(recorded, job["kernel"], ops.A, ops.B, ops.C)
+    loaded = Loaded(job["kernels"]) if module is None else None  # linked and loaded before the parent's go
+    student = _student(job, module, loaded, job.get("plan"), ops)
     reference = REFERENCES[job["reference"]]
     # 256 MB, several times any L2 (a test of this task in the simulator passes a small one)
     flush = cuda.device_array(job.get("flush_floats", 64 * 1024 * 1024), np.float32)
-    kernels = [(kernel, args) for _, kernel, _, args in recorded] + _grader_kernels(ops, flush, [reference])
-    board = None
-    if job.get("leaderboard"):
-        board = _Board(cuda, np, module, job, columns)
-        kernels += board.kernels
+    kernels = _grader_kernels(ops, flush, [reference])
+    board = _Board(cuda, np, job, columns, lambda ops: _student(job, module, loaded, job["leaderboard"].get("plan"), ops)) \
+        if job.get("leaderboard") else None
     loaded, compiled = _prepare_kernels(kernels, job.get("kernel_dirs", {}).get("grader"))
     clock.append(("prepared", time.perf_counter()))
     if turn is not None:
@@ -145,7 +158,7 @@ def task_speed(job, module, turn=None):
     # The secret projection vectors are read only now: no student host code runs after the launchers.
     with np.load(job["inputs_path"], allow_pickle=False) as data:
         X, X_board = data["X"], (data["X_board"] if "X_board" in data.files else None)
-    contenders = {"student": lambda: L.replay(recorded), "reference": lambda: reference(ops.A, ops.B, ops.C)}
+    contenders = {"student": student, "reference": lambda: reference(ops.A, ops.B, ops.C)}
     stats, proj, l2 = _time_contenders(cuda, np, contenders, ops, X, job["seeds"], job["warmup"], flush)
     clock.append(("timed", time.perf_counter()))
     facts = {"n": n, "timings": stats, "l2_reset": l2 or "done", "kernels_loaded": loaded,
@@ -162,14 +175,10 @@ def task_speed(job, module, turn=None):
 class _Board:
     """The challenge's leaderboard runs at their own size, against cuBLAS (CuPy) where it is installed."""
 
-    def __init__(self, cuda, np, module, job, columns):
-        from autograder.child import launches as L
+    def __init__(self, cuda, np, job, columns, student):
         self.cuda, self.np, self.lb = cuda, np, job["leaderboard"]
         self.ops = ops = _Operands(cuda, np, self.lb["n"], columns)
-        self.recorded = L.record_launches(module, job["launcher"], ops.A, ops.B, ops.C)
-        L.validate(self.recorded, job["kernel"], ops.A, ops.B, ops.C)
-        self.kernels = [(kernel, args) for _, kernel, _, args in self.recorded]
-        self.contenders = {"student": lambda: L.replay(self.recorded)}
+        self.contenders = {"student": student(ops)}
         try:
             import cupy
             cA, cB, cC = (cupy.asarray(x) for x in (ops.A, ops.B, ops.C))

@@ -14,9 +14,10 @@ import numpy as np
 from .. import sandbox
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, shared_memory, shortcuts, speed
 from ..checks.correct import explain_error
-from ..checks.titles import title
+from ..checks.titles import NCU_N, RACECHECK_N, title
 from ..checks import child_problem
 from ..grammar import module_constants
+from ..sandbox.plan import check_build, ptx_facts
 from ..scan import unimplemented
 from ..stages import INSTRUMENT_CHECKS
 from .report import Check
@@ -68,48 +69,16 @@ def _slice(result, a, b, problem):
                                started=result.started)
 
 
-class _CompileFacts:
-    """The compile check's child result on a GPU. The correctness child compiles the kernel anyway, so it reports
-    the compile facts too (one child and one CUDA context fewer per stage); where no correctness child delivered
-    them (it crashed or never ended, or the stage stopped first), a compile child runs instead, once, before any
-    timing (the engine waits on exception() before the GPU is timed)."""
-
-    def __init__(self, grader):
-        self.grader, self.correctness, self._lock, self._result = grader, None, threading.Lock(), None
-
-    def result(self):
-        with self._lock:
-            if self._result is None:
-                self._result = self._reported() or self.grader.compile_child()
-            return self._result
-
-    def exception(self):
-        self.result()
-        return None
-
-    def _reported(self):
-        if self.correctness is None or self.correctness.exception() is not None:
-            return None
-        for part in self.correctness.result().values():
-            facts = part.facts.get("compile")
-            if isinstance(facts, dict):
-                return sandbox.ChildResult(facts=facts, seconds=0.0, sandbox=part.sandbox, uid=part.uid)
-        return None
-
-
 class StageGrader:
     """The checks of one stage of one submission: `start_compile` and then `start_checks` start the children,
     `judge` scores their facts."""
 
     def __init__(self, src, device, cfg, rng, workdir, grader_kernels=None):
         self.src, self.stage, self.device, self.cfg, self.rng = src, src.stage, device, cfg, rng
-        # Compiled kernels (child/kernel_cache.py): the stage's own, shared by its GPU children only, and the
-        # grader's, which they only read. `grader_kernels` is a callable that waits for that folder (or None).
-        self.kernel_dir = os.path.join(workdir, "kernels")
+        # The grader's compiled kernels (child/kernel_cache.py), which timing children only read: a callable that
+        # waits for that folder (or None).
         self.grader_kernels = grader_kernels
-        if device == "gpu":
-            os.makedirs(self.kernel_dir, exist_ok=True)
-            os.chmod(self.kernel_dir, 0o777)  # each child runs as a uid of its own
+        self.built = None  # GPU tier: the build child's checked kernels and plans (build_child)
         self.points = cfg["stages"][self.stage.name]["points"]
         self.tol = cfg["grading"]["relative_error"]
         tile = module_constants(src.source).get("TILE", (None, 0))[0]
@@ -147,9 +116,9 @@ class StageGrader:
         if self.timed_out and later:
             return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
         dirs = ()
-        if job["device"] == "gpu":
-            grader = self.grader_kernels() if self.grader_kernels and job["task"] == "speed" else None
-            dirs = ((self.kernel_dir, "stage", True),) + (((grader, "grader", False),) if grader else ())
+        if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
+            grader = self.grader_kernels()
+            dirs = ((grader, "grader", False),) if grader else ()
         began = time.monotonic()
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
                                    _Cut(self, self.cfg["limits"]["sibling_grace_s"],
@@ -208,7 +177,12 @@ class StageGrader:
                     inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
                     i += 1
             what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
-            job = self.job("run", self.device, count=len(shapes), compile_facts=self.device == "gpu")
+            if self.device == "gpu":
+                job, why = self.runner_job("run", shapes, count=len(shapes))
+                if why:
+                    return {**results, **{g: self.not_run(why) for g in todo}}
+            else:
+                job = self.job("run", self.device, count=len(shapes))
             result = self.run(job, inputs, (), self.run_timeout(shapes, self.device), what, False, None,
                               self.after_start(shapes, self.device))
             done = len(result.facts.get("shapes", []))
@@ -261,22 +235,91 @@ class StageGrader:
         return self.stage.sim_shape_groups(tile)
 
     def start_compile(self, pool):
-        """The kernel-module grammar, then the compile check: in the simulator tier a child of its own, which a grade starts
-        before any other child; on a GPU the correctness child reports its facts (_CompileFacts)."""
+        """The kernel-module grammar, then the compile check's child, which a grade starts before any other: in the
+        simulator tier a PTX compile; in the GPU tier the build child (the only GPU-tier child that imports the
+        module), whose checked kernels and plans every runner waits for."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
         self.shortcut, self.findings = shortcuts.judge(self)
         if self.stubs or self.findings:  # nothing to learn from running it: no children
             self.futures = {}
             return {}
-        self.futures = {"compile": _CompileFacts(self) if self.device == "gpu" else pool.submit(self.compile_child)}
+        self.futures = {"compile": pool.submit(self.build_child if self.device == "gpu" else self.compile_child)}
         return self.futures
 
     def compile_child(self):
-        """The compile check's own child: on a GPU, the kernel as its driver loads it; in the simulator tier, PTX
-        for the configured compute capability."""
-        gpu, lim = self.device == "gpu", self.cfg["limits"]
-        job = self.job("compile", "gpu" if gpu else "ptx", cc=self.cfg["grading"]["compute_capability"])
-        return self.run(job, None, (), lim["gpu_start_s" if gpu else "sim_start_s"], "the compile check")
+        """The simulator tier's compile check: PTX for the configured compute capability, in a child of its own."""
+        job = self.job("compile", "ptx", cc=self.cfg["grading"]["compute_capability"])
+        return self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the compile check")
+
+    # -- the GPU tier's build child and runners ---------------------------------
+    def build_shapes(self):
+        """Every (M, K, N) a GPU runner of this stage launches: the correctness shapes, the GPU tools' sizes, the speed
+        and leaderboard sizes."""
+        shapes = [s for group in self.shape_groups().values() for s in group]
+        if "races" in self.points:
+            shapes.append((RACECHECK_N,) * 3)
+        if "bank_conflicts" in self.points:
+            shapes.append((NCU_N,) * 3)
+        if "speed" in self.points:
+            shapes.append((self.cfg["speed"]["n"],) * 3)
+            if self.stage.challenge and self.cfg["speed"]["leaderboard_n"]:
+                shapes.append((self.cfg["speed"]["leaderboard_n"],) * 3)
+        return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
+
+    def build_child(self):
+        """The GPU tier's build child: it imports the module (with no GPU), compiles its kernels to PTX for this GPU
+        and records the launcher's launch plan at every shape of build_shapes. Its report is checked here
+        (sandbox/plan.py); the compile check's barrier and shared-array facts are read from the stage kernel's PTX
+        by the parent. Returns the compile check's child result."""
+        from ..gpu.tools import compute_capability
+        shapes = self.build_shapes()
+        job = self.job("build", "ptx", cc=compute_capability(self.cfg["grading"]["compute_capability"]),
+                       shapes=shapes)
+        result = self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the build of the kernels")
+        if child_problem(result) or not result.facts.get("is_cuda_kernel") or "compile_error" in result.facts:
+            return result
+        plans, problem = check_build(result.facts, shapes, self.stage.kernel)
+        if problem:
+            result.facts = {}
+            result.problem = problem
+            return result
+        kernels = result.facts.pop("kernels")
+        result.facts.pop("plans")
+        result.facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
+        self.built = {"kernels": kernels, "plans": {tuple(s): p for s, p in zip(shapes, plans)}}
+        return result
+
+    def runner_job(self, task, shapes, **extra):
+        """(job, "") of a GPU runner that launches the checked plans of `shapes` (no module: a runner never imports
+        it), or (None, why it cannot run). Waits for the build child. A timing runner gets the launches of its
+        size (and of the leaderboard's, the second shape), which must exist."""
+        self.futures["compile"].result()
+        if self.built is None:
+            return None, "the kernels were not built (see the compile check)"
+        plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
+        job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
+        if task != "speed":
+            job["plans"] = plans
+            return job, ""
+        for shape, plan in zip(shapes, plans):
+            if "error" in plan:
+                return None, f"the launcher failed at N={shape[0]}: {plan['error']['message']}"
+        job["plan"] = plans[0]["launches"]
+        if len(plans) > 1:
+            job["leaderboard"] = {**job["leaderboard"], "plan": plans[1]["launches"]}
+        return job, ""
+
+    def build_alone(self):
+        """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""
+        from concurrent.futures import Future
+        done = Future()
+        done.set_result(self.build_child())
+        self.futures["compile"] = done
+        return done.result()
+
+    @staticmethod
+    def not_run(why):
+        return sandbox.ChildResult(problem="not run: " + why)
 
     def start_checks(self, pool, waiting=None):
         """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
@@ -293,8 +336,6 @@ class StageGrader:
         groups = self.shape_groups()
         drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
         together = pool.submit(self.run_correctness, groups, drawn)
-        if isinstance(futures["compile"], _CompileFacts):
-            futures["compile"].correctness = together
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.sim_instrument_keys():

@@ -1,7 +1,10 @@
-"""Trusted parent side: run a grading child under compute-sanitizer or ncu.
+"""Trusted parent side: run a GPU runner under compute-sanitizer or ncu.
 
-The tool's report goes to a log file in a folder the parent chose, so nothing
-the student prints can pass for a tool's verdict. A missing tool is a visible
+The runner never imports student code (child/plan_launch.py launches the
+checked plan), so no student Python runs under the tool's uid to rewrite its
+log. The tool's report goes to a log file the parent copies back from the
+runner's own sandbox, so nothing a kernel prints (to stdout) can pass for a
+tool's verdict. A missing tool is a visible
 skip with its reason, never a pass. The logs are judged in checks/races.py and
 checks/bank_conflicts.py.
 """
@@ -27,6 +30,34 @@ def gpu_available():
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and "GPU" in out.stdout
+
+
+_CC = {}
+
+
+def compute_capability(fallback):
+    """[major, minor] of the GPU this process's children use (the first of CUDA_VISIBLE_DEVICES, by index or UUID,
+    as nvidia-smi lists it; the first GPU otherwise), asked once per process; `fallback` where nvidia-smi cannot
+    say. The build child compiles the student's kernels for it, as numba would on that GPU."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if visible not in _CC:
+        found = None
+        smi = shutil.which("nvidia-smi")
+        try:
+            out = subprocess.run([smi, "--query-gpu=index,uuid,compute_cap", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=20).stdout if smi else ""
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        rows = [[f.strip() for f in line.split(",")] for line in out.splitlines() if line.count(",") == 2]
+        for index, uuid, cap in rows:
+            if not visible or visible in (index, uuid):
+                try:
+                    found = [int(p) for p in cap.split(".")][:2]
+                except ValueError:
+                    pass
+                break
+        _CC[visible] = found
+    return list(_CC[visible] or fallback)
 
 
 def find_tool(name):
@@ -61,9 +92,13 @@ def _tool_run(g, key, tool, args, inputs):
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
+    n = inputs["A0"].shape[0]
+    job, why = g.runner_job("run", [(n, n, n)], count=1)
+    if why:
+        return g.not_run(why), "", ""
     with tempfile.TemporaryDirectory(prefix="tool-") as d:
         log = os.path.join(d, "tool.log")
-        result = g.run(g.job("run", "gpu", count=1), inputs, wrapper=(path, *args(log)),
+        result = g.run(job, inputs, wrapper=(path, *args(log)),
                        timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""

@@ -10,25 +10,31 @@ import math
 
 import numpy as np
 
-NUM, COUNT, STR, BOOL, JSON = "num", "count", "str", "bool", "json"
+NUM, COUNT, STR, BOOL, JSON, PTX = "num", "count", "str", "bool", "json", "ptx"
 ERROR = {"kind": STR, "message": STR}
 COMMON = {"nonce": STR, "seconds": NUM, "cpu_s": NUM, "phases": ("map", NUM), "import_error": ERROR,
           "task_error": ERROR}
-COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": BOOL, "constants": ("map", NUM),
-           "compile_error": STR, "shared_arrays": ("list", COUNT), "barriers": COUNT, "registers": COUNT,
-           "shared_bytes": COUNT, "local_bytes": COUNT}
+COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": BOOL, "compile_error": STR,
+           "shared_arrays": ("list", COUNT), "barriers": COUNT}
+KERNEL_ATTRS = {"registers": COUNT, "shared_bytes": COUNT, "local_bytes": COUNT}
+# The build child's kernels and plans: here only their shape; sandbox/plan.py checks what they say
+KERNEL = {"name": STR, "entry": STR, "ptx": ("list", PTX), "argtypes": ("list", STR), "max_registers": JSON,
+          "carveout": JSON, "cooperative": JSON, "links": JSON, "debug": JSON}
+LAUNCH = {"kernel": JSON, "grid": JSON, "block": JSON, "shared": JSON, "args": ("list", JSON)}
 SHAPE = {"error": ERROR, "instruments": JSON, "replay_s": NUM, "writes_past_end": COUNT, "launches": COUNT}
 STATS = {"median_ms": NUM, "times_ms": ("list", NUM), "past_end": ("list", COUNT), "cv": NUM}
 BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": NUM, "percent_of_cublas": NUM,
          "cublas_problem": STR}
 TASKS = {
     "compile": COMPILE,
-    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "compile": {**COMPILE, "task_error": ERROR}},
+    "build": {**COMPILE, "kernels": ("list", KERNEL), "plans": ("list", {"launches": ("list", LAUNCH), "error": ERROR})},
+    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS},
     "speed": {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "kernels_loaded": COUNT,
               "kernels_compiled": COUNT, "leaderboard": BOARD, "clock_s": ("map", NUM)},
     "warm": {"kernels_loaded": COUNT, "kernels_compiled": COUNT},
 }
 MAX_TEXT = 20_000   # characters of one string: an error message is cut at 1,500 by the child
+MAX_PTX = 4 << 20   # characters of one PTX module (sandbox/plan.py says more)
 MAX_DEPTH = 16  # facts.shapes[0].instruments.races.examples[0].first.thread[0] is 10 deep
 
 
@@ -47,6 +53,8 @@ def _check(value, spec, where, depth=0):
         ok = isinstance(value, bool)
     elif spec == STR:
         ok = isinstance(value, str) and len(value) <= MAX_TEXT
+    elif spec == PTX:
+        ok = isinstance(value, str) and len(value) <= MAX_PTX
     elif spec == JSON:  # the simulator's instrument counters: any JSON, with finite numbers and bounded text
         if isinstance(value, dict):
             for k, v in value.items():
@@ -87,7 +95,7 @@ def _is(value, spec):
 def _describe(spec):
     if isinstance(spec, str):
         return {"num": "a finite number", "count": "a count", "str": "text", "bool": "true or false",
-                "json": "plain data"}[spec]
+                "json": "plain data", "ptx": "PTX text"}[spec]
     return "a record" if isinstance(spec, dict) else f"a {spec[0]}"
 
 

@@ -1,0 +1,177 @@
+"""Untrusted side (the GPU tier's build child): the one GPU-tier child that imports student code. It turns the
+kernel module into data: PTX and a launch plan. It runs without a GPU.
+
+For every shape the stage will run (the correctness shapes, the GPU tools' sizes, the speed and leaderboard
+sizes), the launcher is called on stand-in device arrays of that shape with the kernels swapped for recorders
+(child/launches.py); each recorded launch then goes through numba's own dispatcher, which picks or compiles
+the kernel's specialisation for those arguments exactly as it would on the GPU, and hands it to a launch that
+records instead of running. What comes back, as plain data:
+
+- per specialisation: its kernel's name, the PTX for the grading GPU, the entry name and argument types;
+- per shape: the launches in order (specialisation, grid, block, dynamic shared memory, and for each argument
+  "A", "B", "C" or a typed number), or the error that stopped the launcher.
+
+The parent checks all of it (sandbox/plan.py) before any runner loads the PTX (child/plan_launch.py). Nothing
+here measures anything: a module that lies in its plan can only hand the runners another kernel, which they
+check like any other.
+"""
+import types
+
+# numba types a plan may name, and how a value of each is written in JSON
+NUMBER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+                "bool")
+# the grader's arrays, as a kernel compiled for them (C) or declared for any layout ("float32[:, :]": A) takes them
+ARRAY_TYPES = ("array(float32, 2d, C)", "array(float32, 2d, A)")
+OPERANDS = ("A", "B", "C")
+COMPILER_ERRORS = ("TypingError", "LoweringError", "NvvmError", "NvvmSupportError", "UnsupportedError",
+                   "CompilerError", "NumbaError")
+
+
+def stand_in(cc):
+    """Compile for compute capability `cc` as numba would on that GPU (the same PTX: arch `sm_XYa` from 9.0 on),
+    with no GPU and no driver: kernels compile (explicit signatures at import, as on a GPU) but never load."""
+    from numba.cuda import codegen, dispatcher
+    target = (cc[0], cc[1], "a" if tuple(cc) >= (9, 0) else "")
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=tuple(cc))
+    codegen.CUDACodeLibrary._ensure_cc = lambda self, wanted: wanted if wanted is not None else target
+    dispatcher._Kernel.bind = lambda self: None  # loading needs a context; the runners load
+
+
+class _Capture:
+    """Stands in for _Kernel.launch while the recorded launches go through their dispatchers."""
+
+    def __init__(self):
+        self.launches = []
+
+    def __call__(self, kernel, args, griddim, blockdim, stream=0, sharedmem=0):
+        self.launches.append((kernel, args, griddim, blockdim, sharedmem))
+
+
+def stand_in_array(rows, cols):
+    """A float32 C-contiguous device array of this shape that owns no memory (typed, shaped, never read)."""
+    import numpy as np
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    return DeviceNDArray((rows, cols), (4 * cols, 4), np.float32, gpu_data=object())
+
+
+def _number(value, numba_type):
+    """A launch's number argument as plan data, or raise LaunchError."""
+    import math
+    from autograder.child.launches import LaunchError
+    name = str(numba_type)
+    if name == "boolean":
+        name = "bool"
+    if name not in NUMBER_TYPES:
+        raise LaunchError(f"a kernel argument of type {name} cannot be graded: pass the A, B, C arrays and "
+                          f"integers or floats ({', '.join(NUMBER_TYPES)})")
+    plain = bool(value) if name == "bool" else (float(value) if name.startswith("float") else int(value))
+    if isinstance(plain, float) and not math.isfinite(plain):
+        raise LaunchError(f"a kernel argument is {plain}: kernels may receive finite numbers only")
+    return {"type": name, "value": plain}
+
+
+def _dims(value):
+    return [int(v) for v in value]
+
+
+def plan_shape(module, job, shape, specs, kernels_of):
+    """The launches of the launcher at (M, K, N), as plan data; compiles each new specialisation into `specs`."""
+    from numba.cuda import dispatcher
+    from autograder.child import launches as L
+    M, K, N = shape
+    A, B, C = stand_in_array(M, K), stand_in_array(K, N), stand_in_array(M, N)
+    recorded = L.record_launches(module, job["launcher"], A, B, C)
+    L.validate(recorded, job["kernel"], A, B, C)
+    capture = _Capture()
+    real = dispatcher._Kernel.launch
+    dispatcher._Kernel.launch = lambda self, *a, **k: capture(self, *a, **k)
+    try:
+        L.replay(recorded)  # numba picks (and compiles) the specialisation and "launches" it: recorded here
+    finally:
+        dispatcher._Kernel.launch = real
+    if len(capture.launches) != len(recorded):
+        raise L.LaunchError("a launch did not reach its kernel")
+    plan = []
+    for (name, *_), (kernel, args, griddim, blockdim, sharedmem) in zip(recorded, capture.launches):
+        if id(kernel) not in kernels_of:
+            kernels_of[id(kernel)] = len(specs)
+            specs.append(describe(name, kernel))
+        packed = []
+        for arg, numba_type in zip(args, kernel.argument_types):
+            operand = next((o for o, x in zip(OPERANDS, (A, B, C)) if arg is x), None)
+            if operand is not None:
+                if str(numba_type) not in ARRAY_TYPES:
+                    raise L.LaunchError(f"{name} takes {operand} as {numba_type}; the grader's arrays are "
+                                        f"{ARRAY_TYPES[0]} (float32, two dimensions, row-major)")
+                packed.append(operand)
+            else:
+                packed.append(_number(arg, numba_type))
+        plan.append({"kernel": kernels_of[id(kernel)], "grid": _dims(griddim), "block": _dims(blockdim),
+                     "shared": int(sharedmem or 0), "args": packed})
+    return plan
+
+
+def describe(name, kernel):
+    """One specialisation as plan data: what a runner needs to load and launch it."""
+    lib = kernel.library
+    return {"name": name, "entry": kernel.entry_name, "ptx": lib.get_asm_strs(),
+            "argtypes": [str(t) for t in kernel.argument_types], "max_registers": lib._max_registers,
+            "carveout": kernel.shared_memory_carveout, "cooperative": bool(kernel.cooperative),
+            "links": len(lib._linking_files) + bool(lib.needs_cudadevrt), "debug": bool(kernel.debug)}
+
+
+def task_build(job, module):
+    """Facts about the module, and the plan of every shape in job["shapes"]. The first kernel is the stage
+    kernel (the structure checks read its PTX): as first launched, or, where the launcher never launched it,
+    compiled for the grader's arrays alone."""
+    from numba import float32
+    from autograder.child.launches import LaunchError, is_cuda_kernel
+    kernel = getattr(module, job["kernel"], None)
+    facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
+             "defines_launcher": callable(getattr(module, job["launcher"], None))}
+    specs, kernels_of, plans = [], {}, []
+    facts["kernels"], facts["plans"] = specs, plans
+    if not facts["is_cuda_kernel"]:
+        return facts, {}
+    for shape in job["shapes"]:
+        try:
+            plans.append({"launches": plan_shape(module, job, shape, specs, kernels_of)})
+        except LaunchError as exc:
+            plans.append({"error": {"kind": "launch", "message": str(exc)}})
+        except Exception as exc:
+            plans.append({"error": _launcher_error(exc, job)})
+            if type(exc).__name__ in COMPILER_ERRORS:  # it will not compile at any other size either
+                plans += [plans[-1]] * (len(job["shapes"]) - len(plans))
+                break
+    stage = next((i for i, spec in enumerate(specs) if spec["name"] == job["kernel"]), None)
+    if stage is None:  # never launched: the stage kernel for the grader's arrays alone, for the compile check
+        try:
+            specs.insert(0, describe(job["kernel"], kernel.compile((float32[:, ::1],) * 3)))
+        except Exception as exc:  # the GPU compiler rejected the kernel (or it takes more than A, B, C)
+            facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
+            if plans and all("error" in p for p in plans) and "Signature mismatch" in str(exc):
+                facts["compile_error"] = (f"{job['kernel']} takes more than A, B and C, and the launcher failed at "
+                                          f"every size ({plans[0]['error']['message'][:300]}), so the grader cannot "
+                                          "tell what to compile it for")
+        for plan in plans:
+            for item in plan.get("launches", ()):
+                item["kernel"] += 1
+    elif stage:  # the stage kernel first: the structure checks read its PTX
+        specs.insert(0, specs.pop(stage))
+        order = {stage: 0, **{i: i + 1 for i in range(stage)}}
+        for plan in plans:
+            for item in plan.get("launches", ()):
+                item["kernel"] = order.get(item["kernel"], item["kernel"])
+    return facts, {}
+
+
+def _launcher_error(exc, job):
+    from autograder.child.tasks import describe_error
+    error = describe_error(exc, job["module_path"])
+    if type(exc).__name__ == "CudaSupportError":  # the launcher itself asked the (absent) driver for something
+        where = error["message"].rsplit(" (line ", 1)
+        error = {"kind": "launch", "message": (
+            "the launcher asks CUDA for more than kernel launches" + (f" (line {where[1]}" if len(where) > 1 else "")
+            + ": the grader records a launcher's launches without a GPU, so a launcher may only launch kernels, "
+            "on the default stream, with A, B, C and numbers (no streams, copies or allocations)")}
+    return error
