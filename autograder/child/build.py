@@ -112,9 +112,12 @@ def plan_shape(module, job, shape, specs, kernels_of):
 
 
 def describe(name, kernel):
-    """One specialisation as plan data: what a runner needs to load and launch it."""
+    """One specialisation as plan data: what a runner needs to load and launch it. Where numba links with
+    link-time optimisation (its default wherever nvJitLink is installed), the PTX is the one LTO produces, which
+    numba's own link turns into the same machine code; without it, NVVM's PTX as numba links it."""
     lib = kernel.library
-    return {"name": name, "entry": kernel.entry_name, "ptx": lib.get_asm_strs(),
+    ptx = [lib.get_lto_ptx()] if lib._lto else lib.get_asm_strs()
+    return {"name": name, "entry": kernel.entry_name, "ptx": ptx,
             "argtypes": [str(t) for t in kernel.argument_types], "max_registers": lib._max_registers,
             "carveout": kernel.shared_memory_carveout, "cooperative": bool(kernel.cooperative),
             "links": len(lib._linking_files) + bool(lib.needs_cudadevrt), "debug": bool(kernel.debug)}

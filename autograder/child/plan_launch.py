@@ -4,9 +4,12 @@ checked plan (sandbox/plan.py) on the runner's own A, B and C.
 This is the one place that relies on numba-cuda 0.30.4's internals (pinned; tests/test_gpu_plan.py compares a
 plan launch with numba's own launch of the same kernel, bit for bit, for every solution):
 
-- the PTX is linked to a cubin by numba's own linker with the kernel's options (``driver._Linker``, as
-  ``CUDACodeLibrary.get_cubin`` does), loaded with ``Context.create_module_image`` and its entry found with
-  ``get_function``: the same machine code numba would load;
+- the PTX (after link-time optimisation, as numba links it: child/build.py) is loaded with
+  ``Context.create_module_ptx``, the driver's JIT, and its entry found with ``get_function``. On an H100 that
+  gives the machine code numba's own LTO link gives (the same registers; stage 2 at 2.18 ms against numba's
+  2.17 ms), where linking the same PTX again with nvJitLink gave 31 registers instead of 32 and 2.70 ms
+  (BENCHMARKS.md). A kernel with ``max_registers`` (or PTX in several modules) is linked by numba's own
+  linker with its options instead (``driver._Linker``, as ``CUDACodeLibrary.get_cubin`` does);
 - arguments are packed as ``_Kernel._prepare_args`` packs them: an array as ``0, 0, size, itemsize, data
   pointer, *shape, *strides in bytes``, a number as its ctypes value;
 - the launch is ``cuda.core.launch`` on the default stream, as ``_Kernel.launch`` makes it.
@@ -36,7 +39,10 @@ class Loaded:
         ctx = cuda.current_context()
         self.functions = []
         for spec in specs:
-            module = ctx.create_module_image(link(spec, ctx.device.compute_capability))
+            if len(spec["ptx"]) == 1 and spec["max_registers"] is None:
+                module = ctx.create_module_ptx(spec["ptx"][0])
+            else:
+                module = ctx.create_module_image(link(spec, ctx.device.compute_capability))
             function = module.get_function(spec["entry"])
             if spec["carveout"] is not None:
                 function.set_shared_memory_carveout(spec["carveout"])
