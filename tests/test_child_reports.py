@@ -40,7 +40,7 @@ def test_well_formed_reports_pass():
     assert schema.check(RUN, {**A, **B}, GOOD_RUN, {"C0": np.zeros((3, 4), np.float32)}, said=2) == ""
     assert schema.check(SPEED, {}, GOOD_SPEED, SPEED_ARRAYS) == ""
     assert schema.check({"task": "compile"}, None, {"nonce": "n", "defines_kernel": True, "barriers": 2,
-                                                   "shared_arrays": [1024], "constants": {"TILE": 16}}, {}) == ""
+                                                   "shared_arrays": [1024]}, {}) == ""
     assert schema.check(SPEED, {}, {"nonce": "n", "task_error": {"kind": "exception", "message": "x"}}, {}) == ""
 
 

@@ -63,14 +63,14 @@ def test_solutions_full_marks_on_gpu(gpu_solutions):
 
 
 def test_timing_children_load_every_kernel_compiled(gpu_solutions):
-    """The timing children find the grader's kernels (compiled once per process by a child without student code)
-    and the student's (compiled by the stage's correctness child) and compile nothing themselves."""
+    """The timing runners find the grader's kernels (compiled once per process by a child without student code) and
+    load the student's from the build child's PTX: they compile nothing themselves."""
     speed = [c for c in gpu_solutions.children if c["task"] == "speed"]
     assert len(speed) == 5
     for c in speed:
         prof = c["profile"]
         print(f"  {c['stage']}: kernels loaded {prof.get('kernels_loaded')}, compiled {prof.get('kernels_compiled')}")
-        assert prof.get("kernels_loaded", 0) >= 6 and prof.get("kernels_compiled") == 0, (c["stage"], prof)
+        assert prof.get("kernels_loaded", 0) >= 5 and prof.get("kernels_compiled") == 0, (c["stage"], prof)
 
 
 def test_challenge_leaderboard(gpu_solutions):
@@ -131,15 +131,15 @@ def test_kernel_that_never_ends_on_gpu(grade_text):
     # stopped after_start_s (10 s) after its launch, not at the end of the 60 s limit
     assert "did not finish within 10 s of its kernels' launch" in failed(r, "correct")
     assert time.monotonic() - started < 45
-    # the correctness child never delivered the compile facts: the compile check's own child ran instead
+    # the build child's compile facts stand, whatever the runner did
     passed(r, "compiles")
     # the GPU is usable again right after the kill
     passed(grade_text("naive", solution_text("naive"), device="gpu"), "correct")
 
 
 def test_kernel_the_gpu_compiler_rejects(grade_text):
-    """On a GPU the compile facts come from the correctness child: a kernel the compiler rejects still fails the
-    compile check with the compiler's message (and correctness, which cannot launch it)."""
+    """On a GPU the compile facts come from the build child: a kernel the compiler rejects fails the compile check
+    with the compiler's message, and correctness, which has nothing to launch."""
     text = mutate("tiled", ("cuda.shared.array((TILE, TILE), float32)", "cuda.shared.array((A.shape[0], TILE), float32)"))
     r = grade_text("tiled", text, device="gpu")
     assert "rejected the kernel" in failed(r, "compiles")

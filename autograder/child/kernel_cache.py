@@ -1,15 +1,12 @@
-"""Untrusted side (grading child): compiled kernels kept on disk between the children of one grade.
+"""Grading children: the grader's compiled kernels kept on disk between the children of a grading process.
 
-Compiling a kernel costs a child about a second of CPU; a grade runs about 30
-children. Two folders hold compiled kernels (Numba's own cache format, in a
-folder the parent names, never one the student can choose):
-
-- ``grader``: the grader's kernels (references, fills, projection), compiled by
-  a child that runs no student code; every other child sees it read-only, so a
-  submission cannot replace the kernel it is timed against.
-- ``stage``: one stage's kernels of one submission, writable by that stage's
-  children only. Whatever a child of the stage writes there is no more than the
-  student's own code could do in that child anyway; every timed run is checked.
+Compiling a kernel costs a child about a second of CPU; a grade runs about 20
+children. The grader's own kernels (references, fills, projection) are
+compiled once per grading process, by a child that runs no student code, into
+a folder the parent names (Numba's own cache format); every timing child sees
+that folder read-only, so a submission cannot replace the kernel it is timed
+against. The student's kernels are not cached here: the GPU tier's build child
+compiles them once, to PTX (child/build.py).
 
 A missing, stale or unreadable entry only means the kernel is compiled again.
 """
