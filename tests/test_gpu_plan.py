@@ -90,7 +90,7 @@ BLOCK = 16
 
 @cuda.jit
 def matmul_naive_kernel(A, B, C):
-    row, col = cuda.grid(2)
+    col, row = cuda.grid(2)
     if row < C.shape[0] and col < C.shape[1]:
         acc = float32(0.0)
         for k in range(A.shape[1]):
