@@ -161,7 +161,7 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     stage = types.SimpleNamespace(name="tiled", challenge=False)
     g = types.SimpleNamespace(cfg=c, stage=stage, rng=np.random.default_rng(0), run=run,
                               gate_reason=lambda key: "", work_timeout=lambda flops: 30,
-                              job=lambda task, device, **kw: {"task": task, **kw},
+                              runner_job=lambda task, shapes, **kw: ({"task": task, "device": "gpu", **kw}, ""),
                               check=lambda key, name, share=1.0: Check("tiled", key, name, 2))
     check = speed.judge(g)
     assert len(runs) == 2, "one retry"
