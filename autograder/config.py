@@ -24,7 +24,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Key:
-    type: object      # float, int, str, bool, "ints" (a list of ints), "points" or "speed_rule"
+    type: object      # float, int, str, bool, "ints" (a list of ints), "strs" (a list of strings), "points" or "speed_rule"
     default: object
     help: str
     choices: tuple = ()      # the values a str key may take
@@ -228,6 +228,9 @@ def _type_problem(value, want):
     if want == "ints":
         ok = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         return "" if ok else f"must be a list of integers, not {value!r}"
+    if want == "strs":
+        return "" if isinstance(value, list) and all(isinstance(v, str) for v in value) else \
+            f"must be a list of strings, not {value!r}"
     if isinstance(value, bool) and want is not bool:
         return f"must be a{'n' if want is int else ''} {want.__name__}, not a boolean"
     if want is float and isinstance(value, (int, float)):

@@ -133,11 +133,9 @@ def _append(path, text):
 
 def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, student=None, seed=None):
     """Grade one student's repository; write every output; return the results dict."""
-    import json
-
     from autograder import config as config_mod
     from autograder import engine
-    from autograder.engine.report import write_json_atomic
+    from autograder.engine.report import read_results, write_json_atomic
     from autograder.stages import STAGES
 
     student_dir, out_dir = os.path.abspath(student_dir), os.path.abspath(out_dir)
@@ -164,11 +162,8 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
         for stage, path, _, _ in picked:
             shutil.copyfile(path, os.path.join(folder, stage.module + os.path.splitext(path)[1]))
         status, stderr = run_engine(folder, device, results_path, seed)
-    results = None
-    if status == 0 and os.path.isfile(results_path):
-        with open(results_path, encoding="utf-8") as f:
-            results = json.load(f)
-    else:
+    results = read_results(results_path) if status == 0 else None
+    if results is None:
         why = (stderr.strip().splitlines() or [f"the grading engine exited with status {status}"])[-1]
         results = error_results(why, stages, device, cfg)
         write_json_atomic(results_path, results)

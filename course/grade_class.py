@@ -32,7 +32,7 @@ folder and the same collection step stores its results.
 COURSE defaults to demo_course/. A file ``COURSE/autograder.toml`` may override
 keys of the [limits] table of autograder/config.toml for that course, and holds
 the [class] (gpus, workers) and [slurm] settings of the class run (see
-CLASS_DEFAULTS and course.slurm.DEFAULTS).
+course/settings.py and course.slurm.SCHEMA).
 """
 import argparse
 import collections
@@ -54,93 +54,16 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 
 from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
-from autograder.engine.report import write_text_atomic
-
-OVERRIDABLE = ("limits",)
-# Sections of COURSE/autograder.toml read by the course, not by the engine (not part of the grading key).
-CLASS_DEFAULTS = {
-    "gpus": 0,      # GPUs to grade on, one worker each (0 = every GPU visible to the run)
-    "workers": 0,   # simulator tier: submissions graded at once (0 = one per two cores)
-}
-COURSE_SECTIONS = ("class", "slurm")
-GRADING_DIR = ".grading"
-
-
-class CourseError(ValueError):
-    """The course folder or its settings cannot be used; the message says why."""
-
+from . import slurm
+from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
+from autograder.engine.report import read_results as read_results_json, write_text_atomic
 
 GRADER_FAILED = "not gradable: the grader itself failed on this submission"
 RETRY = "retry:"
-
-
-def load_config(course):
-    """autograder/config.toml with COURSE/autograder.toml's overrides applied (only known [limits] keys)."""
-    from autograder import config as config_mod
-    cfg = config_mod.load()
-    path = os.path.join(course, "autograder.toml")
-    if not os.path.isfile(path):
-        return cfg
-    try:
-        with open(path, "rb") as f:
-            override = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CourseError(f"cannot read {path}: {exc}") from exc
-    cfg = copy.deepcopy(cfg)
-    sections = ", ".join(f"[{s}]" for s in OVERRIDABLE + COURSE_SECTIONS)
-    for section, values in override.items():
-        if section in COURSE_SECTIONS:
-            continue
-        if section not in OVERRIDABLE or not isinstance(values, dict):
-            raise CourseError(f"{path}: [{section}] is not a section a course may set; those are {sections}")
-        schema = config_mod.SCHEMA[section]
-        for key, value in values.items():
-            if key not in schema:
-                close = config_mod.close_match(key, schema)
-                raise CourseError(f"{path}: [{section}] has no key {key!r}"
-                                  + (f" (did you mean {close!r}?)" if close else "; see autograder/config.toml"))
-            problem = config_mod.value_problem(value, schema[key])
-            if problem:
-                raise CourseError(f"{path}: [{section}] {key} {problem} ({schema[key].help})")
-            cfg[section][key] = value
-    cfg["course_overrides"] = path
-    return cfg
-
-
-def read_course_file(course):
-    path = os.path.join(course, "autograder.toml")
-    if not os.path.isfile(path):
-        return path, {}
-    try:
-        with open(path, "rb") as f:
-            return path, tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CourseError(f"cannot read {path}: {exc}") from exc
-
-
-def course_settings(course, section, defaults):
-    """The [section] table of COURSE/autograder.toml over `defaults`; unknown keys and wrong types are errors."""
-    path, data = read_course_file(course)
-    values = data.get(section, {})
-    if not isinstance(values, dict):
-        raise CourseError(f"{path}: {section} must be a table ([{section}])")
-    out = dict(defaults)
-    for key, value in values.items():
-        if key not in defaults:
-            raise CourseError(f"{path}: [{section}] has no key {key!r}; known: {', '.join(defaults)}")
-        want = type(defaults[key])
-        if type(value) is not want or (want is list and not all(isinstance(v, str) for v in value)):
-            raise CourseError(f"{path}: [{section}] {key} must be a "
-                              f"{'list of strings' if want is list else want.__name__}")
-        if want is int and value < 0:
-            raise CourseError(f"{path}: [{section}] {key} must be 0 or more")
-        out[key] = value
-    return out
 
 
 def visible_gpus():
@@ -204,13 +127,12 @@ def grading_key(sub_hash, cfg, device):
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def read_results(path):
+def read_results(path):  # noqa: F811 (the engine's reader, with this run's grading key required)
+    data = read_results_json(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
         data["extra_data"]["course"]["grading_key"]
         return data
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
 
 
@@ -279,7 +201,7 @@ class ClassGrader:
         self.assignment, self.seed, self.force, self.out = assignment, seed, force, out
         self.cfg = load_config(self.course)
         self.grade_cfg = self.cfg  # what the engine gets; a worker's copy may set limits.jobs (not in the key)
-        self.settings = course_settings(self.course, "class", CLASS_DEFAULTS)
+        self.settings = course_settings(self.course, "class", CLASS_SCHEMA)
         if workers is not None and (not isinstance(workers, int) or workers < 0):
             raise CourseError(f"workers must be a whole number, 0 or more (got {workers!r})")
         self.workers = self.settings["workers"] if workers is None else workers
@@ -677,14 +599,12 @@ def main(argv=None):
     from autograder.config import ConfigError
     try:
         if args.slurm_task:
-            from . import slurm
-            return slurm.task_main(args)
+            return slurm.task_main(args, ClassGrader)
         if args.slurm and args.device == "auto":
             args.device = "gpu"  # the cluster's nodes have the GPUs; --device sim for a CPU-only cluster
         grader = ClassGrader(args.course, args.assignment, args.device, args.seed, args.force,
                              workers=args.workers, gpus=args.gpus)
         if args.slurm:
-            from . import slurm
             return slurm.SlurmRun(grader).run(args.student, wait=args.wait)
         if args.collect:
             grader.collect(args.student)

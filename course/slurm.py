@@ -22,7 +22,7 @@ killed at any point (``scancel``, a node that dies, the time limit) leaves eithe
 whole result or nothing, and that student is graded again by the next run. A task skips
 a student whose current submission already has a result, so nothing is graded twice.
 
-Settings: the [slurm] table of ``COURSE/autograder.toml`` (DEFAULTS below).
+Settings: the [slurm] table of ``COURSE/autograder.toml`` (SCHEMA below).
 """
 import json
 import os
@@ -33,18 +33,20 @@ import time
 import traceback
 
 from . import ROOT
-from .grade_class import GRADING_DIR, ClassGrader, CourseError, course_settings
+from autograder.config import Key
+from .settings import GRADING_DIR, CourseError, course_settings
 
-DEFAULTS = {
-    "partition": "",          # sbatch --partition (empty: the cluster's default)
-    "account": "",            # sbatch --account (empty: none)
-    "time_limit": "01:00:00",  # sbatch --time of one array task
-    "batch": 1,               # submissions per array task (more: fewer, longer tasks)
-    "max_parallel": 0,        # array tasks running at once (sbatch --array=...%N; 0 = no limit)
-    "cpus_per_task": 4,       # sbatch --cpus-per-task; the engine runs this many grading children at once
-    "mem": "",                # sbatch --mem of one task (empty: the partition's default)
-    "sbatch_options": [],     # more sbatch options, e.g. ["--qos=teaching", "--constraint=h100"]
-    "python": "",             # the Python of the course's virtualenv on the nodes (empty: this one)
+SCHEMA = {  # COURSE/autograder.toml's [slurm] table
+    "partition": Key(str, "", "sbatch --partition (empty: the cluster's default)"),
+    "account": Key(str, "", "sbatch --account (empty: none)"),
+    "time_limit": Key(str, "01:00:00", "sbatch --time of one array task"),
+    "batch": Key(int, 1, "submissions per array task (more: fewer, longer tasks)", minimum=1),
+    "max_parallel": Key(int, 0, "array tasks running at once (sbatch --array=...%N; 0 = no limit)"),
+    "cpus_per_task": Key(int, 4, "sbatch --cpus-per-task; the engine runs this many grading children at once",
+                         minimum=1),
+    "mem": Key(str, "", "sbatch --mem of one task (empty: the partition's default)"),
+    "sbatch_options": Key("strs", [], "more sbatch options, e.g. [\"--qos=teaching\", \"--constraint=h100\"]"),
+    "python": Key(str, "", "the Python of the course's virtualenv on the nodes (empty: this one)"),
 }
 # squeue's reasons for a pending task that the cluster can never start as asked.
 NEVER_STARTS = {"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints", "InvalidAccount",
@@ -70,11 +72,7 @@ def slurm(*args, check=True):
 class SlurmRun:
     def __init__(self, grader):
         self.g = grader
-        self.s = course_settings(grader.course, "slurm", DEFAULTS)
-        if self.s["batch"] < 1:
-            raise CourseError("[slurm] batch must be 1 or more")
-        if self.s["cpus_per_task"] < 1:
-            raise CourseError("[slurm] cpus_per_task must be 1 or more")
+        self.s = course_settings(grader.course, "slurm", SCHEMA)
         self.dir = os.path.join(grader.course, GRADING_DIR, grader.assignment, "slurm")
         self.jobs_file = os.path.join(self.dir, "jobs.json")
         self.python = self.s["python"] or sys.executable
@@ -269,12 +267,13 @@ class SlurmRun:
             time.sleep(poll_s)
 
 
-def task_main(args):
-    """One array task: grade its line of the task list (SLURM_ARRAY_TASK_ID) and stage each result."""
+def task_main(args, grader_class):
+    """One array task: grade its line of the task list (SLURM_ARRAY_TASK_ID) and stage each result with a
+    `grader_class` (course.grade_class.ClassGrader, which starts this module: no import back)."""
     index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
     with open(args.slurm_task, encoding="utf-8") as f:
         students = json.load(f)[index]
-    grader = ClassGrader(args.course, args.assignment, args.device, args.seed)
+    grader = grader_class(args.course, args.assignment, args.device, args.seed)
     grader.set_jobs(os.environ.get("SLURM_CPUS_PER_TASK"))
     folders = dict(grader.select())
     bad = 0

@@ -343,19 +343,19 @@ def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
 def test_class_settings_are_checked(tmp_path):
     (tmp_path / "autograder.toml").write_text("[class]\nworkers = 3\n[slurm]\npartition = \"gpu\"\n"
                                               "[limits]\ncheck_timeout_s = 12\n")
-    assert grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_DEFAULTS)["workers"] == 3
+    assert grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_SCHEMA)["workers"] == 3
     assert grade_class.load_config(str(tmp_path))["limits"]["check_timeout_s"] == 12
     assert "class" not in grade_class.load_config(str(tmp_path))  # not part of the grading key
     (tmp_path / "autograder.toml").write_text("[class]\nworker = 3\n")
     with pytest.raises(grade_class.CourseError, match="no key 'worker'"):
-        grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_DEFAULTS)
+        grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_SCHEMA)
     (tmp_path / "autograder.toml").write_text("[class]\nworkers = \"3\"\n")
-    with pytest.raises(grade_class.CourseError, match="workers must be a int"):
-        grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_DEFAULTS)
+    with pytest.raises(grade_class.CourseError, match="workers must be an int, not str"):
+        grade_class.course_settings(str(tmp_path), "class", grade_class.CLASS_SCHEMA)
     from course import slurm
     (tmp_path / "autograder.toml").write_text("[slurm]\nsbatch_options = \"--qos=x\"\n")
     with pytest.raises(grade_class.CourseError, match="list of strings"):
-        grade_class.course_settings(str(tmp_path), "slurm", slurm.DEFAULTS)
+        grade_class.course_settings(str(tmp_path), "slurm", slurm.SCHEMA)
 
 
 def test_summary_shows_the_median_time_breakdown_of_the_keys_present():
@@ -391,7 +391,7 @@ def test_slurm_without_slurm_commands_says_so(tmp_path, monkeypatch, capsys):
     assert "sbatch not found: run this on a machine of the Slurm cluster" in capsys.readouterr().err
     (tmp_path / "autograder.toml").write_text("[slurm]\nbatch = 0\n")
     assert grade_class.main([course, "--slurm", "--device", "sim"]) == 2
-    assert "[slurm] batch must be 1 or more" in capsys.readouterr().err
+    assert "[slurm] batch must be 1 or more, not 0" in capsys.readouterr().err
 
 
 def test_class_benchmark_merges_runs_graded_apart(tmp_path, capsys):

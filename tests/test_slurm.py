@@ -187,3 +187,26 @@ def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_t
     assert third.returncode == 0 and "0 to submit" in third.stdout and "submitted job" not in third.stdout, \
         third.stdout + third.stderr
     shutil.rmtree(os.path.join(course, ".grading", ASSIGNMENT, "slurm", "logs"), ignore_errors=True)
+
+
+def test_the_slurm_module_does_not_import_the_class_run_back():
+    """course.grade_class starts course.slurm; slurm gets its settings from course.settings and the grader class
+    as an argument, so there is no import circle between the two."""
+    import ast
+    from conftest import ROOT
+    tree = ast.parse(open(os.path.join(ROOT, "course", "slurm.py"), encoding="utf-8").read())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+        {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m and "grade_class" in m for m in imported), imported
+
+
+def test_slurm_settings_follow_the_config_rule(tmp_path):
+    from course import settings, slurm
+    (tmp_path / "autograder.toml").write_text("[slurm]\ncpus_per_tsk = 4\n")
+    with pytest.raises(settings.CourseError, match="no key 'cpus_per_tsk' \\(did you mean 'cpus_per_task'"):
+        settings.course_settings(str(tmp_path), "slurm", slurm.SCHEMA)
+    (tmp_path / "autograder.toml").write_text("[slurm]\nsbatch_options = [\"--qos=x\", 3]\n")
+    with pytest.raises(settings.CourseError, match="must be a list of strings"):
+        settings.course_settings(str(tmp_path), "slurm", slurm.SCHEMA)
+    (tmp_path / "autograder.toml").write_text("[slurm]\nsbatch_options = [\"--qos=x\"]\n")
+    assert settings.course_settings(str(tmp_path), "slurm", slurm.SCHEMA)["sbatch_options"] == ["--qos=x"]

@@ -152,6 +152,17 @@ def time_breakdown(children, total):
             "outside_s": round(sum(c["wall_s"] - c["work_s"] - phase(c, "imports_s") for c in worked), 2)}
 
 
+def read_results(path):
+    """A results.json as written here (a JSON object with its list of tests), or None where the file is missing,
+    unreadable or not one: the one reader of the engine's report."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("tests"), list) else None
+
+
 def write_text_atomic(path, text):
     """Write a file so a reader never sees it half-written, even after a crash (the one atomic write of the
     grader and the course tools)."""
