@@ -71,14 +71,20 @@ def _slice(result, a, b, problem):
 
 class StageGrader:
     """The checks of one stage of one submission: `start_compile` and then `start_checks` start the children,
-    `judge` scores their facts."""
+    `judge` scores their facts. ``StageGrader(src, device, ...)`` is the tier's own grader: SimStageGrader or
+    GpuStageGrader, which differ in their children (a PTX compile and simulator runs; a build child and runners)
+    and in the checks only a GPU can run."""
+
+    def __new__(cls, src=None, device="sim", *args, **kwargs):
+        if cls is StageGrader:
+            cls = GpuStageGrader if device == "gpu" else SimStageGrader
+        return super().__new__(cls)
 
     def __init__(self, src, device, cfg, rng, workdir, grader_kernels=None):
         self.src, self.stage, self.device, self.cfg, self.rng = src, src.stage, device, cfg, rng
         # The grader's compiled kernels (child/kernel_cache.py), which timing children only read: a callable that
         # waits for that folder (or None).
         self.grader_kernels = grader_kernels
-        self.built = None  # GPU tier: the build child's checked kernels and plans (build_child)
         self.points = cfg["stages"][self.stage.name]["points"]
         self.tol = cfg["grading"]["relative_error"]
         tile = module_constants(src.source).get("TILE", (None, 0))[0]
@@ -154,11 +160,6 @@ class StageGrader:
         work = steps * lim["sim_block_step_s"] * max(1.0, (t / 16) ** 2)
         return min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * work)
 
-    def run_timeout(self, shapes, device):
-        if device == "sim":
-            return self.sim_timeout(shapes)
-        return self.work_timeout(sum(2.0 * M * K * N for M, K, N in shapes))
-
     def run_correctness(self, groups, drawn):
         """{group: ChildResult} of the correctness check: every group's shapes in one child, in order.
 
@@ -177,14 +178,10 @@ class StageGrader:
                     inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
                     i += 1
             what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
-            if self.device == "gpu":
-                job, why = self.runner_job("run", shapes, count=len(shapes))
-                if why:
-                    return {**results, **{g: self.not_run(why) for g in todo}}
-            else:
-                job = self.job("run", self.device, count=len(shapes))
-            result = self.run(job, inputs, (), self.run_timeout(shapes, self.device), what, False, None,
-                              self.after_start(shapes, self.device))
+            job, why = self.correctness_job(shapes)
+            if why:
+                return {**results, **{g: self.not_run(why) for g in todo}}
+            result = self.run(job, inputs, (), self.run_timeout(shapes), what, False, None, self.after_start(shapes))
             done = len(result.facts.get("shapes", []))
             # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
             # it was killed, the last one it said it started
@@ -206,15 +203,6 @@ class StageGrader:
             todo = left
         return results
 
-    def after_start(self, shapes, device):
-        """Seconds a GPU correctness child has left once its kernels are compiled and about to run (None in the
-        simulator, whose limit covers start and work together)."""
-        if device == "sim":
-            return None
-        lim = self.cfg["limits"]
-        flops = sum(2.0 * M * K * N for M, K, N in shapes)
-        return lim["after_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12)
-
     def draw(self, shapes):
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
         inputs = {}
@@ -224,16 +212,6 @@ class StageGrader:
         return inputs
 
     # -- planning ---------------------------------------------------------
-    def tool_count(self):
-        """How many GPU tools (racecheck, ncu) this stage runs (the longest children of a grade)."""
-        return sum(key in self.points for key in ("races", "bank_conflicts")) if self.device == "gpu" else 0
-
-    def shape_groups(self):
-        tile = self.tile or 16
-        if self.device == "gpu":
-            return self.stage.gpu_shape_groups(tile)
-        return self.stage.sim_shape_groups(tile)
-
     def start_compile(self, pool):
         """The kernel-module grammar, then the compile check's child, which a grade starts before any other: in the
         simulator tier a PTX compile; in the GPU tier the build child (the only GPU-tier child that imports the
@@ -243,15 +221,202 @@ class StageGrader:
         if self.stubs or self.findings:  # nothing to learn from running it: no children
             self.futures = {}
             return {}
-        self.futures = {"compile": pool.submit(self.build_child if self.device == "gpu" else self.compile_child)}
+        self.futures = {"compile": pool.submit(self.compile_child)}
         return self.futures
 
+    def start_checks(self, pool, waiting=None):
+        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
+        and instrument children; `waiting` (default `pool`) the GPU tools (they run beside correctness, but are
+        judged only after it) and the timing child, which waits for correctness and then, once prepared, for the GPU
+        to be the grader's alone (checks/speed.py)."""
+        futures = self.futures
+        if not futures:
+            return futures
+        waiting = waiting or pool
+        # Correctness next, with the GPU tools beside it (the longest children of a stage; they are judged only
+        # for a kernel that passed correctness), and speed last. Every group of shapes of the check runs in one
+        # child (one start-up, not one per group; run_correctness).
+        groups = self.shape_groups()
+        drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
+        together = pool.submit(self.run_correctness, groups, drawn)
+        for group in groups:
+            futures["correct:" + group] = (_Part(together, group), drawn[group])
+        if self.instrument_keys():
+            job, inputs = self.instrument_job()
+            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+            futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
+                                                 "the instrumented simulator run", True)
+        self.start_tier_checks(futures, waiting)
+        return futures
+
+    def start_tier_checks(self, futures, waiting):
+        """The checks only this tier runs (a GPU's tools and timing), started beside correctness."""
+
+    def gate_reason(self, key):
+        """Why the later GPU check `key` (races, bank_conflicts, speed) must not run, or "".
+
+        Waits for the compile and correctness children (started before any caller of this). A timeout anywhere
+        in the stage stops every later GPU check; so do a kernel that does not compile and, for the GPU tools
+        and (unless [speed] needs_correct is false) for speed, a wrong result on the correctness shapes."""
+        with self._gate_lock:
+            if self._gate is None:
+                self._gate = self._compute_gate()
+        compile_problem, wrong = self._gate
+        if self.timed_out:
+            return f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)"
+        if compile_problem:
+            return "not run: " + compile_problem
+        if wrong and (key != "speed" or self.cfg["speed"]["needs_correct"]):
+            return (f"not run: the correctness checks failed ({wrong}); "
+                    + ("speed counts only for a correct kernel" if key == "speed" else
+                       "the GPU tools run only on a kernel that computes the right product"))
+        return ""
+
+    def _compute_gate(self):
+        if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu.py times speed alone)
+            return "", ""
+        compiled = self.futures["compile"].result()
+        if compiles.judge(self, compiled).status != "passed":
+            return "the kernel does not compile", ""
+        groups = [k for k in self.futures if k.startswith("correct:")]
+        wrong = []
+        for key in groups:
+            future, inputs = self.futures[key]
+            c = correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups))
+            if c.status != "passed":
+                wrong.append(key.split(":", 1)[1])
+        return "", ", ".join(wrong)
+
+    def instrument_job(self):
+        """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
+        shape = self.stage.instrument_shape(self.tile or 16, [k for k in INSTRUMENT_CHECKS if k in self.points])
+        return self.job("run", "sim", count=1, instrument=True), self.draw([shape])
+
+    def instrument_keys(self):
+        """The checks judged from the simulator's instruments in this tier."""
+        return [k for k in INSTRUMENT_CHECKS if k in self.points]
+
+    def tool_count(self):
+        """How many GPU tools (racecheck, ncu) this stage runs (the longest children of a grade)."""
+        return 0
+
+    @staticmethod
+    def not_run(why):
+        return sandbox.ChildResult(problem="not run: " + why)
+
+    # -- judging ------------------------------------------------------------
+    def judge(self, futures):
+        """Every check of the stage, in report order; call once the children started may be waited for."""
+        if self.stubs:
+            return self.judge_stubs()
+        if self.findings:
+            return self.judge_zeroed()
+        compiled = self.compile_facts(futures)
+        compile_check = compiles.judge(self, compiled)
+        checks = []
+        if self.stage.tiled:
+            checks.append(shared_memory.judge(self, compiled))
+        groups = [k for k in futures if k.startswith("correct:")]
+        for key in groups:
+            future, inputs = futures[key]
+            checks.append(correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups)))
+        if "instruments" in futures:
+            checks.extend(self.judge_instruments(futures["instruments"].result()))
+        checks.extend(self.tier_checks(futures))
+        return [compile_check, self.shortcut] + checks
+
+    def compile_facts(self, futures):
+        """The compile check's child result."""
+        return futures["compile"].result()
+
+    def judge_stubs(self):
+        return self.failed_all(f"not implemented yet: {' and '.join(self.stubs)} still "
+                               f"{'raises' if len(self.stubs) == 1 else 'raise'} NotImplementedError")
+
+    def judge_zeroed(self):
+        """A stage the kernel-module grammar zeroed: no child ran; every check fails, saying why."""
+        return self.failed_all(f"not run: the module holds what a kernel module may not (see "
+                               f"'{title(self, 'shortcuts')}'), so the whole stage scores 0")
+
+    def failed_all(self, why):
+        """Every check of the stage failed with `why`, in the rows and order of a graded stage (the grammar's
+        verdict stays as judged); in the simulator speed stays a visible skip."""
+        def failed(key, group=None, share=1.0):
+            return self.check(key, title(self, key, group), share).verdict(False, why)
+        checks = [failed("compiles"), self.shortcut]
+        if self.stage.tiled and "shared_memory" in self.points:
+            checks.append(failed("shared_memory"))
+        groups = list(self.shape_groups())
+        checks += [failed("correct", group, 1.0 / len(groups)) for group in groups]
+        checks += [failed(key) for key in self.instrument_keys()]
+        return checks + self.tier_rows(failed)
+
+    def judge_instruments(self, result):
+        problem = child_problem(result)
+        shape_facts = result.facts.get("shapes", [{}])[0] if not problem else {}
+        if not problem and "error" in shape_facts:
+            problem = explain_error(shape_facts["error"])
+        checks = []
+        for key in self.instrument_keys():
+            judge = SIM_JUDGES[key]
+            check = self.check(key, title(self, key))
+            if problem or "instruments" not in shape_facts:
+                checks.append(check.verdict(False, "not checked: the instrumented run failed: " + (problem or "no facts")))
+                continue
+            facts = shape_facts["instruments"]
+            if key == "data_reuse":
+                checks.append(check.verdict(*data_reuse.judge_sim(facts, self.tile or 16,
+                                                                  self.cfg["structure"]["reuse_fraction"])))
+            else:
+                checks.append(check.verdict(*judge(facts)))
+        return checks
+
+
+class SimStageGrader(StageGrader):
+    """The simulator tier: every child imports the module (the grammar is this tier's defence); kernels run in
+    Numba's simulator, a PTX compile stands for the GPU compiler, and speed is a visible skip."""
+
+    def shape_groups(self):
+        return self.stage.sim_shape_groups(self.tile or 16)
+
     def compile_child(self):
-        """The simulator tier's compile check: PTX for the configured compute capability, in a child of its own."""
+        """The compile check: PTX for the configured compute capability, in a child of its own."""
         job = self.job("compile", "ptx", cc=self.cfg["grading"]["compute_capability"])
         return self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the compile check")
 
-    # -- the GPU tier's build child and runners ---------------------------------
+    def correctness_job(self, shapes):
+        return self.job("run", "sim", count=len(shapes)), ""
+
+    def run_timeout(self, shapes):
+        return self.sim_timeout(shapes)
+
+    def after_start(self, shapes):
+        return None  # the simulator's limit covers start and work together
+
+    def start_tier_checks(self, futures, waiting):
+        pass
+
+    def tier_checks(self, futures):
+        return [speed.not_timed(self)] if "speed" in self.points else []
+
+    def tier_rows(self, failed):
+        return self.tier_checks({})
+
+
+class GpuStageGrader(StageGrader):
+    """The GPU tier: one build child imports the module (with no GPU) and turns it into PTX and launch plans; the
+    runners (correctness, compute-sanitizer, ncu, timing) never import it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.built = None  # the build child's checked kernels and plans (build_child)
+
+    def shape_groups(self):
+        return self.stage.gpu_shape_groups(self.tile or 16)
+
+    def compile_child(self):
+        return self.build_child()
+
     def build_shapes(self):
         """Every (M, K, N) a GPU runner of this stage launches: the correctness shapes, the GPU tools' sizes, the speed
         and leaderboard sizes."""
@@ -317,157 +482,42 @@ class StageGrader:
         self.futures["compile"] = done
         return done.result()
 
-    @staticmethod
-    def not_run(why):
-        return sandbox.ChildResult(problem="not run: " + why)
+    def correctness_job(self, shapes):
+        return self.runner_job("run", shapes, count=len(shapes))
 
-    def start_checks(self, pool, waiting=None):
-        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
-        and instrument children; `waiting` (default `pool`) the GPU tools (they run beside correctness, but are
-        judged only after it) and the timing child, which waits for correctness and then, once prepared, for the GPU
-        to be the grader's alone (checks/speed.py)."""
-        futures = self.futures
-        if not futures:
-            return futures
-        waiting = waiting or pool
-        # Correctness next, with the GPU tools beside it (the longest children of a stage; they are judged only
-        # for a kernel that passed correctness), and speed last. Every group of shapes of the check runs in one
-        # child (one start-up, not one per group; run_correctness).
-        groups = self.shape_groups()
-        drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
-        together = pool.submit(self.run_correctness, groups, drawn)
-        for group in groups:
-            futures["correct:" + group] = (_Part(together, group), drawn[group])
-        if self.sim_instrument_keys():
-            job, inputs = self.instrument_job()
-            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
-            futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
-                                                 "the instrumented simulator run", True)
-        if self.device == "gpu":
-            from ..gpu.tools import tool_tasks
-            futures.update(tool_tasks(self, waiting))
-            if "speed" in self.points:
-                speed.start(self, waiting)
-        return futures
+    def run_timeout(self, shapes):
+        return self.work_timeout(sum(2.0 * M * K * N for M, K, N in shapes))
 
-    def gate_reason(self, key):
-        """Why the later GPU check `key` (races, bank_conflicts, speed) must not run, or "".
+    def after_start(self, shapes):
+        """Seconds a correctness runner has left once its kernels are loaded and about to run."""
+        lim = self.cfg["limits"]
+        flops = sum(2.0 * M * K * N for M, K, N in shapes)
+        return lim["after_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12)
 
-        Waits for the compile and correctness children (started before any caller of this). A timeout anywhere
-        in the stage stops every later GPU check; so do a kernel that does not compile and, for the GPU tools
-        and (unless [speed] needs_correct is false) for speed, a wrong result on the correctness shapes."""
-        with self._gate_lock:
-            if self._gate is None:
-                self._gate = self._compute_gate()
-        compile_problem, wrong = self._gate
-        if self.timed_out:
-            return f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)"
-        if compile_problem:
-            return "not run: " + compile_problem
-        if wrong and (key != "speed" or self.cfg["speed"]["needs_correct"]):
-            return (f"not run: the correctness checks failed ({wrong}); "
-                    + ("speed counts only for a correct kernel" if key == "speed" else
-                       "the GPU tools run only on a kernel that computes the right product"))
-        return ""
+    def tool_count(self):
+        return sum(key in self.points for key in ("races", "bank_conflicts"))
 
-    def _compute_gate(self):
-        if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu.py times speed alone)
-            return "", ""
-        compiled = self.futures["compile"].result()
-        if compiles.judge(self, compiled).status != "passed":
-            return "the kernel does not compile", ""
-        groups = [k for k in self.futures if k.startswith("correct:")]
-        wrong = []
-        for key in groups:
-            future, inputs = self.futures[key]
-            c = correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups))
-            if c.status != "passed":
-                wrong.append(key.split(":", 1)[1])
-        return "", ", ".join(wrong)
+    def instrument_keys(self):
+        """Only data reuse comes from the simulator's instruments here: races and bank conflicts from the GPU tools."""
+        return [k for k in super().instrument_keys() if k == "data_reuse"]
 
-    def instrument_job(self):
-        """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
-        shape = self.stage.instrument_shape(self.tile or 16, [k for k in INSTRUMENT_CHECKS if k in self.points])
-        return self.job("run", "sim", count=1, instrument=True), self.draw([shape])
+    def start_tier_checks(self, futures, waiting):
+        from ..gpu.tools import tool_tasks
+        futures.update(tool_tasks(self, waiting))
+        if "speed" in self.points:
+            speed.start(self, waiting)
 
-    def sim_instrument_keys(self):
-        """The checks judged from the simulator's instruments in this tier (the GPU tier uses its tools for races
-        and bank conflicts)."""
-        keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
-        return [k for k in keys if k == "data_reuse"] if self.device == "gpu" else keys
-
-    # -- judging ------------------------------------------------------------
-    def judge(self, futures):
-        """Every check of the stage, in report order; call once the children started may be waited for."""
-        if self.stubs:
-            return self.judge_stubs()
-        if self.findings:
-            return self.judge_zeroed()
+    def compile_facts(self, futures):
+        """The build child's result, with the registers as a correctness runner's driver loaded the stage kernel."""
         compiled = futures["compile"].result()
-        for key in (k for k in futures if k.startswith("correct:") and self.device == "gpu"):
-            loaded = futures[key][0].result().facts.get("kernel")  # as a runner's driver loaded the stage kernel
+        for key in (k for k in futures if k.startswith("correct:")):
+            loaded = futures[key][0].result().facts.get("kernel")
             if loaded:
                 compiled.facts = {**compiled.facts, "registers": loaded["registers"]}
                 break
-        compile_check = compiles.judge(self, compiled)
-        checks = []
-        if self.stage.tiled:
-            checks.append(shared_memory.judge(self, compiled))
-        groups = [k for k in futures if k.startswith("correct:")]
-        for key in groups:
-            future, inputs = futures[key]
-            checks.append(correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups)))
-        if "instruments" in futures:
-            checks.extend(self.judge_instruments(futures["instruments"].result()))
-        checks.extend(self.judge_on_gpu(compile_check, futures) if self.device == "gpu" else self.sim_only_checks())
-        return [compile_check, self.shortcut] + checks
+        return compiled
 
-    def judge_stubs(self):
-        return self.failed_all(f"not implemented yet: {' and '.join(self.stubs)} still "
-                               f"{'raises' if len(self.stubs) == 1 else 'raise'} NotImplementedError")
-
-    def judge_zeroed(self):
-        """A stage the kernel-module grammar zeroed: no child ran; every check fails, saying why."""
-        return self.failed_all(f"not run: the module holds what a kernel module may not (see "
-                               f"'{title(self, 'shortcuts')}'), so the whole stage scores 0")
-
-    def failed_all(self, why):
-        """Every check of the stage failed with `why`, in the rows and order of a graded stage (the grammar's
-        verdict stays as judged); in the simulator speed stays a visible skip."""
-        def failed(key, group=None, share=1.0):
-            return self.check(key, title(self, key, group), share).verdict(False, why)
-        checks = [failed("compiles"), self.shortcut]
-        if self.stage.tiled and "shared_memory" in self.points:
-            checks.append(failed("shared_memory"))
-        groups = list(self.shape_groups())
-        checks += [failed("correct", group, 1.0 / len(groups)) for group in groups]
-        checks += [failed(key) for key in self.sim_instrument_keys()]
-        if self.device == "sim":
-            return checks + self.sim_only_checks()
-        checks += [failed(key) for key in ("races", "bank_conflicts", "speed") if key in self.points]
-        return checks
-
-    def judge_instruments(self, result):
-        problem = child_problem(result)
-        shape_facts = result.facts.get("shapes", [{}])[0] if not problem else {}
-        if not problem and "error" in shape_facts:
-            problem = explain_error(shape_facts["error"])
-        checks = []
-        for key in self.sim_instrument_keys():
-            judge = SIM_JUDGES[key]
-            check = self.check(key, title(self, key))
-            if problem or "instruments" not in shape_facts:
-                checks.append(check.verdict(False, "not checked: the instrumented run failed: " + (problem or "no facts")))
-                continue
-            facts = shape_facts["instruments"]
-            if key == "data_reuse":
-                checks.append(check.verdict(*data_reuse.judge_sim(facts, self.tile or 16,
-                                                                  self.cfg["structure"]["reuse_fraction"])))
-            else:
-                checks.append(check.verdict(*judge(facts)))
-        return checks
-
-    def judge_on_gpu(self, compile_check, futures):
+    def tier_checks(self, futures):
         """The GPU-only checks; call when no other child uses the GPU (speed is timed)."""
         checks = []
         for key, future_key, judge in (("races", "racecheck", races.judge_racecheck),
@@ -483,5 +533,5 @@ class StageGrader:
             checks.append(speed.judge(self))
         return checks
 
-    def sim_only_checks(self):
-        return [speed.not_timed(self)] if "speed" in self.points else []
+    def tier_rows(self, failed):
+        return [failed(key) for key in ("races", "bank_conflicts", "speed") if key in self.points]

@@ -87,7 +87,7 @@ def tool_tasks(g, pool):
 def _tool_run(g, key, tool, args, inputs):
     """(child result, the tool's log text, why the tool is missing or ''). A tool run is the longest child of a
     stage, so it starts beside the correctness children instead of after them; its verdict counts only where they
-    passed (StageGrader.gate_reason, asked by judge_on_gpu). It is not stopped when they fail: the grade waits for
+    passed (StageGrader.gate_reason, asked by GpuStageGrader.tier_checks). It is not stopped when they fail: the grade waits for
     the other stages' tools anyway, and a tool killed while it runs a kernel can leave the GPU driver stuck."""
     path = find_tool(tool)
     if path is None:
