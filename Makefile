@@ -51,10 +51,10 @@ release: $(STAMP)  ## nbgrader release into COURSE (default build/course), the C
 		--out $(CLASSROOM50_OUT)
 	$(PY) -m classroom.template --release $(or $(COURSE),build/course)/release/matmul
 
-grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; FORCE=1, GPUS=2, WORKERS=4, CLUSTER=slurm
+grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into its gradebook; STUDENT="ann bob", FORCE=1, GPUS=2, WORKERS=4, CLUSTER=slurm
 	$(if $(filter-out slurm,$(CLUSTER)),$(error CLUSTER=$(CLUSTER): the one cluster grading knows is CLUSTER=slurm))
 	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(if $(GPUS),--gpus $(GPUS)) \
-		$(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--slurm) $(ARGS)
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--slurm) $(foreach s,$(STUDENT),--student $(s)) $(ARGS)
 
 grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=... CLASSROOM=... (or REPO_URL=...) [REF=submit-tag] [DRY_RUN=1]
 	$(PY) -m course.grade_repos --roster "$(ROSTER)" --assignment "$(ASSIGNMENT)" --deadline "$(DEADLINE)" \

@@ -266,8 +266,7 @@ class ClassGrader:
         from autograder.engine.report import write_json_atomic
         key, sub_hash = self.key_of(folder)
         if not force:
-            old = read_results(self.results_path(student))
-            if old is not None and old["extra_data"]["course"]["grading_key"] == key:
+            if self.stored(student, key):
                 return "done", None
             staged = read_results(self.staged_path(student))
             if staged is not None and staged["extra_data"]["course"]["grading_key"] == key:
@@ -276,11 +275,21 @@ class ClassGrader:
         write_json_atomic(self.staged_path(student), data)
         return "graded", self.staged_path(student)
 
+    def autograded_path(self, student):
+        return os.path.join(self.course, self.coursedir.autograded_directory, student, self.assignment)
+
+    def stored(self, student, key):
+        """True when the student's stored result is for this submission and config and formgrader's copy of it
+        is still there (nbgrader's own autograde, or a hand, may have removed it)."""
+        old = read_results(self.results_path(student))
+        return (old is not None and old["extra_data"]["course"]["grading_key"] == key
+                and os.path.isdir(self.autograded_path(student)))
+
     def store(self, gb, student, folder, data):
         """Gradebook (committed), formgrader copy, feedback page, then results.json: the 'done' mark."""
         course = data["extra_data"]["course"]
         gb_mod.record(gb, student, course["stage_scores"], course["timestamp"], self.assignment)
-        autograded = os.path.join(self.course, self.coursedir.autograded_directory, student, self.assignment)
+        autograded = self.autograded_path(student)
         os.makedirs(autograded, exist_ok=True)
         for name in os.listdir(folder):
             if name.endswith(".ipynb") or name == "timestamp.txt":
@@ -394,12 +403,11 @@ class ClassGrader:
         return found
 
     def todo(self, found):
-        """The (student, folder) pairs whose stored result is missing or for another submission or config."""
+        """The (student, folder) pairs whose stored result is missing, for another submission or config, or whose
+        formgrader copy (autograded/<student>) is gone."""
         todo = []
         for student, folder in found:
-            key = self.key_of(folder)[0]
-            old = read_results(self.results_path(student))
-            if self.force or old is None or old["extra_data"]["course"]["grading_key"] != key:
+            if self.force or not self.stored(student, self.key_of(folder)[0]):
                 todo.append((student, folder))
         return todo
 

@@ -486,3 +486,36 @@ def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(t
         assert "s1_naive-Copy1.ipynb also defines stage naive: not graded" in pages["cop"]
         assert "TILE = -16: the course&#x27;s tile sizes are 16 and 32" in pages["tia"]
         assert "did not finish within" in pages["eve"]
+
+
+AUTOGRADE_BUTTON = r'''
+import json, os, sys
+from traitlets.config.loader import PyFileConfigLoader
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+config = PyFileConfigLoader("nbgrader_config.py", path=os.getcwd()).load_config()  # as formgrader loads it
+coursedir = CourseDirectory(config=config, root=os.getcwd())
+print(json.dumps(NbGraderAPI(coursedir, config=config).autograde(sys.argv[1], sys.argv[2])))
+'''
+
+
+def test_formgraders_autograde_button_refuses_and_make_grade_repairs_what_was_lost(graded_demo_course, tmp_path):
+    """The button's own call (NbGraderAPI.autograde, what formgrader's POST .../autograde runs) refuses with the
+    command to run, and the graded copy stays. Where that copy is gone anyway, `make grade` grades the student
+    again without FORCE."""
+    course = str(tmp_path / "course")
+    shutil.copytree(graded_demo_course[0], course)
+    student = demo.STUDENTS[0].name
+    autograded = os.path.join(course, "autograded", student, ASSIGNMENT)
+    before = sorted(os.listdir(autograded))
+    out = subprocess.run([sys.executable, "-c", AUTOGRADE_BUTTON, ASSIGNMENT, student], cwd=course,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer["success"] is False
+    assert f"make grade COURSE=<this folder> STUDENT={student} FORCE=1" in answer["error"], answer["error"][-600:]
+    assert sorted(os.listdir(autograded)) == before  # nothing deleted
+    grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"))
+    assert grader.todo(grader.select()) == []
+    shutil.rmtree(autograded)
+    assert [s for s, _ in grader.todo(grader.select())] == [student]
