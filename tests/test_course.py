@@ -78,6 +78,10 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
     assert {r["student_id"]: float(r["score"]) for r in rows} == totals
     gpu_total = sum(sum(s["points"].values()) for s in config.load()["stages"].values())
     assert {float(r["max_score"]) for r in rows} == {gpu_total}
+    # ... with the tier each grade came from: a simulator-tier grade is provisional, out of the tier's maximum
+    sim_total = results_of(course, demo.STUDENTS[0].name)["max_score"]
+    assert sim_total < gpu_total
+    assert {(r["tier"], float(r["tier_max_score"]), r["provisional"]) for r in rows} == {("sim", sim_total, "True")}
 
     # formgrader's view of the course (nbgrader's own API behind its pages) shows the same
     from nbgrader.apps.api import NbGraderAPI
@@ -519,3 +523,13 @@ def test_formgraders_autograde_button_refuses_and_make_grade_repairs_what_was_lo
     assert grader.todo(grader.select()) == []
     shutil.rmtree(autograded)
     assert [s for s, _ in grader.todo(grader.select())] == [student]
+
+
+def test_every_course_folder_has_the_same_nbgrader_hooks():
+    """The refusal of nbgrader's autograde and the tiered export are one block, copied into each course folder by
+    `make release`; the demo course's copy is the same."""
+    from course.release import CONFIG_TEMPLATE
+    marker = "# ---- course hooks"
+    template = open(CONFIG_TEMPLATE, encoding="utf-8").read()
+    demo_config = open(os.path.join(DEMO_COURSE, "nbgrader_config.py"), encoding="utf-8").read()
+    assert marker in template and template[template.index(marker):] == demo_config[demo_config.index(marker):]
