@@ -324,8 +324,10 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     n = sum(1 for _, ok, _ in report.results if ok)
     verdict = ("all passed" if report.passed else f"{len(report.results) - n} failed")
     print(f"{n} of {len(report.results)} self-checks passed ({verdict}, {time.perf_counter() - started:.1f} s). "
-          "This is not your grade: `make grade` grades the notebook in separate processes, with more checks"
-          + (" (a GPU compile, and speed on a GPU)." if run.sim else " (speed, racecheck, ncu)."))
+          "This is not your grade: the grader runs your notebook in separate processes, with more checks"
+          + (" (a GPU compile, and speed on a GPU)" if run.sim else " (speed, racecheck, ncu)")
+          + ". Grade your own work with `python -m autograder grade FOLDER` (FOLDER: your notebooks); your "
+          "instructor grades the class with `make grade`.")
     return report
 
 
