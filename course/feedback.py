@@ -128,6 +128,27 @@ def page(student, assignment, results):
     return "\n".join(parts)
 
 
+def needs_a_look(results, width=72):
+    """One short note of what in a student's results an instructor should look at (empty when nothing): a stage the
+    kernel-module grammar zeroed (and for what), a time limit, a syntax error, the course's problems (a missing
+    notebook or cell, a second file of a stage). Stages not started yet are not news."""
+    items = list(results["extra_data"]["course"].get("problems", [])) + list(results["extra_data"].get("notes", []))
+    for t in results.get("tests", []):
+        if t.get("status") != "failed":
+            continue
+        stage, key, out = (t.get("tags") or ["?", "?"])[0], (t.get("tags") or ["?", "?"])[1], t.get("output", "")
+        if key == "shortcuts":
+            finding = next((ln.strip() for ln in out.splitlines() if ln.strip().startswith("line ")), "")
+            what = finding.split(": ", 2)[1] if finding.count(": ") >= 1 else "the grammar"
+            items.append(f"{stage} zeroed ({what})")
+        elif out.startswith("not gradable: the check did not finish"):
+            items.append(f"{stage}: time limit")
+        elif key == "compiles" and out.startswith("syntax error"):
+            items.append(f"{stage}: syntax error")
+    note = "; ".join(dict.fromkeys(items))
+    return note if len(note) <= width else note[: width - 3] + "..."
+
+
 def summary_table(rows):
     """Text table: one line per student with per-stage points and the total."""
     names = [s.name for s in STAGES]

@@ -368,7 +368,7 @@ class ClassGrader:
                 continue
             course = data["extra_data"]["course"]
             regrade = data["extra_data"].get("regrade") or []
-            note = "; ".join(course["problems"])[:60] or ("provisional" if data["extra_data"]["provisional"] else "")
+            note = feedback.needs_a_look(data)
             if regrade or any(p.startswith(GRADER_FAILED) for p in course["problems"]):
                 note = f"RE-GRADE ({len(regrade) or 'all'} not run for the grader's trouble); " + note
             timing = data["extra_data"].get("timing")
@@ -549,6 +549,10 @@ class ClassGrader:
             return
         max_score = max(r["max_score"] for r in rows)
         self.say("\n" + feedback.summary_table(rows))
+        provisional = sum(1 for r in rows if r["provisional"])
+        if provisional:
+            self.say(f"{provisional} of {len(rows)} graded in the simulator tier: provisional (speed not timed; "
+                     "the GPU tier's grade is the grade of record)")
         timing = feedback.timing_summary(rows)
         if timing:
             self.say("\n" + timing)

@@ -67,6 +67,12 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
         assert {r["student"]: float(r["score"]) for r in csv.DictReader(f)} == totals
     assert os.path.getsize(os.path.join(course, "grades-histogram.png")) > 1000
     assert "student" in first.stdout and "Histogram" in first.stdout
+    assert "5 of 5 graded in the simulator tier: provisional" in first.stdout
+    # the class table's note: what needs a look, per student (not "provisional" for everyone)
+    notes = {r["student"]: r["note"] for r in grade_class.ClassGrader(course, device="sim",
+                                                                      out=open(os.devnull, "w")).rows()}
+    assert notes["dee"].startswith("naive zeroed (") and "naive: time limit" in notes["eve"], notes
+    assert "tiled_general: syntax error" in notes["eve"] and notes["ada"] == "", notes
 
     # nbgrader's own export reads the same scores from the gradebook
     use_venv_tools()
