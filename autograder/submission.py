@@ -72,6 +72,26 @@ def notebook_source(path):
     return "\n\n".join(parts) + "\n"
 
 
+def notebook_cell_ids(path):
+    """The nbgrader grade_ids of a notebook's cells (empty for a file that is not a readable notebook)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            cells = json.load(f)["cells"]
+        return [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells if isinstance(c, dict)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def missing_graded_cells(stage, path, names):
+    """The released graded cells (grade_id "<module>-<name>") of `names` that a notebook no longer has, where its
+    other cells show it was released with them (the notebook keeps the cell that introduces each)."""
+    if not path.endswith(".ipynb"):
+        return []
+    ids = set(notebook_cell_ids(path))
+    return [f"{stage.module}-{n}" for n in names
+            if f"{stage.module}-{n}" not in ids and f"{stage.module}-md-{n}" in ids]
+
+
 def read_source(path):
     if path.endswith(".ipynb"):
         return notebook_source(path)

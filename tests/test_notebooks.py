@@ -146,3 +146,20 @@ def test_self_check_reports_a_missing_barrier(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "FAIL  no shared-memory races" in p.stdout and "write-after-read" in p.stdout, p.stdout
     assert p.stderr == "", p.stderr
+
+
+def test_a_deleted_graded_cell_is_named_not_blamed_on_a_rename(tmp_path):
+    """A notebook whose kernel cell was deleted: every check of the stage says which graded cell is missing and
+    how to get it back (not "keep the names the exercise gives"), and no child runs for it."""
+    import json as _json
+    from autograder import engine, stages
+    src = os.path.join(ROOT, "demo_course", "submitted", "ada", "matmul", "s2_tiled.ipynb")
+    nb = _json.load(open(src, encoding="utf-8"))
+    nb["cells"] = [c for c in nb["cells"]
+                   if (c["metadata"].get("nbgrader") or {}).get("grade_id") != "s2_tiled-matmul_tiled_kernel"]
+    path = tmp_path / "s2_tiled.ipynb"
+    path.write_text(_json.dumps(nb), encoding="utf-8")
+    r = engine.grade(str(path), stage=stages.find("tiled"), device="sim", seed=1)
+    compile_row = next(c for c in r.checks if c.key == "compiles")
+    assert "the graded cell `s2_tiled-matmul_tiled_kernel` is missing from s2_tiled.ipynb" in compile_row.output
+    assert "keep the names" not in compile_row.output and r.score == 0 and not r.children

@@ -6,6 +6,7 @@ there fails that check alone. The judging itself is in autograder/checks/.
 """
 import math
 import os
+import re
 import threading
 import time
 
@@ -19,6 +20,7 @@ from ..checks import child_problem
 from ..grammar import module_constants
 from ..sandbox.plan import check_build, ptx_facts
 from ..scan import unimplemented
+from ..submission import missing_graded_cells
 from ..stages import INSTRUMENT_CHECKS
 from .report import Check
 
@@ -217,8 +219,11 @@ class StageGrader:
         simulator tier a PTX compile; in the GPU tier the build child (the only GPU-tier child that imports the
         module), whose checked kernels and plans every runner waits for."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
+        self.deleted = missing_graded_cells(self.stage, getattr(self.src, "path", "") or "",
+                                            [n for n in (self.stage.kernel, self.stage.launcher)
+                                             if not re.search(rf"^def\s+{n}\s*\(", self.src.source, re.M)])
         self.shortcut, self.findings = shortcuts.judge(self)
-        if self.stubs or self.findings:  # nothing to learn from running it: no children
+        if self.stubs or self.findings or self.deleted:  # nothing to learn from running it: no children
             self.futures = {}
             return {}
         self.futures = {"compile": pool.submit(self.compile_child)}
@@ -307,6 +312,11 @@ class StageGrader:
     # -- judging ------------------------------------------------------------
     def judge(self, futures):
         """Every check of the stage, in report order; call once the children started may be waited for."""
+        if self.deleted:
+            name = os.path.basename(self.src.path)
+            return self.failed_all("; ".join(f"the graded cell `{d}` is missing from {name}" for d in self.deleted)
+                                   + ": it was deleted. Copy it back from the released notebook (the code cell under "
+                                   "its heading, with the TODO to fill in): every graded cell must stay")
         if self.stubs:
             return self.judge_stubs()
         if self.findings:
