@@ -188,10 +188,14 @@ def histogram_png(path, scores, max_score, bins=5):
     ax.hist(scores, bins=bins, range=(0, max_score or 1), color="#2563eb", edgecolor="white")
     ax.set_xlabel(f"total points (of {max_score:g} graded)")
     ax.set_ylabel("students")
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole students, never 0.5 of one
     ax.set_title("Class histogram")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
+    ticks = [float(t) for t in ax.get_yticks()]
     plt.close(fig)
+    return ticks  # the y ticks drawn (whole students)
 
 
 def timing_summary(rows):

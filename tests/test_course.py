@@ -539,3 +539,15 @@ def test_every_course_folder_has_the_same_nbgrader_hooks():
     template = open(CONFIG_TEMPLATE, encoding="utf-8").read()
     demo_config = open(os.path.join(DEMO_COURSE, "nbgrader_config.py"), encoding="utf-8").read()
     assert marker in template and template[template.index(marker):] == demo_config[demo_config.index(marker):]
+
+
+def test_the_class_histogram_counts_whole_students(tmp_path):
+    from course import feedback
+    ticks = feedback.histogram_png(str(tmp_path / "h.png"), [10.0, 54.0], 54.0)
+    assert ticks and all(t.is_integer() for t in ticks), ticks
+    assert os.path.getsize(tmp_path / "h.png") > 1000
+
+
+def test_the_demo_course_ignores_the_class_runs_working_folder():
+    lines = open(os.path.join(DEMO_COURSE, ".gitignore"), encoding="utf-8").read().split()
+    assert "/.grading/" in lines
