@@ -152,10 +152,40 @@ def staging_dir(course, assignment):
 _WORKER = {}
 
 
+class _LineProgress:
+    """Progress for a log that is not a terminal: one plain line per graded student (a redirected tqdm bar is a
+    wall of carriage returns)."""
+
+    def __init__(self, total, file):
+        self.n, self.total, self.file, self.last = 0, total, file, ""
+
+    def set_postfix_str(self, text):
+        self.last = text
+
+    def update(self, n=1):
+        self.n += n
+        print(f"graded {self.n}/{self.total}" + (f": {self.last}" if self.last else ""), file=self.file, flush=True)
+
+    def close(self):
+        pass
+
+
+def progress_bar(total, file=None):
+    """A tqdm bar on a terminal, plain lines otherwise."""
+    file = file or sys.stderr
+    if not (hasattr(file, "isatty") and file.isatty()):
+        return _LineProgress(total, file)
+    from tqdm import tqdm
+    return tqdm(total=total, unit="student", file=file, dynamic_ncols=True, leave=True)
+
+
 def _init_worker(env, warm_cfg=None):
     """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA. In the GPU tier
     it then starts compiling the grader's own kernels (engine/kernels.py) in the background, so that work overlaps
-    the parent's opening of the gradebook instead of delaying the worker's first student."""
+    the parent's opening of the gradebook instead of delaying the worker's first student. The sandbox warning,
+    if any, was printed once by the parent, before the progress bar."""
+    from autograder.sandbox import backends
+    backends._warned.append(True)
     os.environ.update(env)
     _stacks_on_usr1()
     if warm_cfg is not None:
@@ -436,7 +466,6 @@ class ClassGrader:
 
     def run(self, students=None):
         """Grade what is not graded yet; returns the number of students graded (or collected) in this run."""
-        from tqdm import tqdm
         self.started = started = time.perf_counter()
         found = self.select(students)
         # Workers start before the gradebook opens: they import the grader and warm up meanwhile. (Results staged
@@ -457,7 +486,9 @@ class ClassGrader:
                          + (f"; {len(slots)} workers ({', '.join(label for label, _ in slots)})"
                             if todo and pools else ""))
                 self.phases = {"set-up": time.perf_counter() - started}
-                bar = tqdm(total=len(todo), unit="student", file=sys.stderr, dynamic_ncols=True, leave=True)
+                from autograder import sandbox
+                sandbox.backend(self.cfg["limits"]["sandbox"])  # its warning, if any, on a line of its own
+                bar = progress_bar(len(todo))
                 try:
                     if pools and todo:
                         done, failed = self._run_pool(gb, todo, slots, jobs, pools, bar)

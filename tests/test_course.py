@@ -68,6 +68,8 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
     assert os.path.getsize(os.path.join(course, "grades-histogram.png")) > 1000
     assert "student" in first.stdout and "Histogram" in first.stdout
     assert "5 of 5 graded in the simulator tier: provisional" in first.stdout
+    # a log that is not a terminal gets one progress line per student, not a bar of carriage returns
+    assert "graded 5/5" in first.stderr and "\r" not in first.stderr, first.stderr[-1500:]
     # the class table's note: what needs a look, per student (not "provisional" for everyone)
     notes = {r["student"]: r["note"] for r in grade_class.ClassGrader(course, device="sim",
                                                                       out=open(os.devnull, "w")).rows()}
