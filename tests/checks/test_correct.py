@@ -48,3 +48,20 @@ def test_guard_that_compares_rows_with_n_names_the_first_wrong_element(grade_tex
 @pytest.mark.parametrize("name", sorted(by_check("correct")))
 def test_known_bad(grade_text, name):
     assert_known_bad(grade_text, name)
+
+
+@pytest.mark.parametrize("M, K, N, done, says", [
+    (16, 16, 16, 0, "stops 1 tile short"),        # range(K // TILE - 1) on one tile: C is exactly 0
+    (32, 64, 32, 48, "first 48 of K = 64"),       # the last of four tiles skipped
+    (20, 40, 20, 16, "stops 2 tiles short"),      # K = 40: tiles 16, 16, 8; only the first done
+])
+def test_skipped_tiles_along_k_are_named(M, K, N, done, says):
+    """A loop over tiles that stops short (range(K // TILE - 1)) leaves C the product truncated along K: the
+    hint says so, not "check the indexing"."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    C = (A[:, :done].astype(np.float64) @ B[:done]).astype(np.float32) if done else np.zeros((M, N), np.float32)
+    ok, message = correct.check_output(C, A, B, 1e-5, tile=16)
+    assert not ok and "the last tile along K is missing" in message and says in message, message
+    assert "check the indexing" not in message
