@@ -29,6 +29,9 @@ process writes the gradebook, feedback and CSV, collecting those files as they
 come in. A Slurm job array (course.slurm, ``--slurm``) grades into the same
 folder and the same collection step stores its results.
 
+What is stored per student and read back (gradebook, autograded/, feedback, results.json, the class table's rows)
+is course/records.py's ClassRecords, which ClassGrader extends; the course's settings are course/settings.py's.
+
 COURSE defaults to demo_course/. A file ``COURSE/autograder.toml`` may override
 keys of the [limits] table of autograder/config.toml for that course, and holds
 the [class] (gpus, workers) and [slurm] settings of the class run (see
@@ -37,14 +40,8 @@ course/settings.py and course.slurm.SCHEMA).
 import argparse
 import collections
 import concurrent.futures
-import contextlib
 import copy
-import csv
 import faulthandler
-import fcntl
-import hashlib
-import io
-import json
 import multiprocessing
 import os
 import shutil
@@ -59,11 +56,10 @@ from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
+from .records import (GRADER_FAILED, RETRY, ClassRecords, read_results, read_timestamp, staging_dir,  # noqa: F401
+                      submission_hash, submissions)
 from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
-from autograder.engine.report import read_results as read_results_json, write_text_atomic
 
-GRADER_FAILED = "not gradable: the grader itself failed on this submission"
-RETRY = "retry:"
 
 
 def visible_gpus():
@@ -90,63 +86,6 @@ def parse_gpus(value):
             raise CourseError(f"--gpus {value!r}: give a number of GPUs (2) or distinct GPU ids (0,1)")
         return None, ids
     return int(value), None
-
-
-def submissions(coursedir, assignment):
-    """[(student, folder)] of every submission of `assignment`, sorted by student."""
-    root = os.path.join(coursedir.root, coursedir.submitted_directory)
-    found = []
-    if os.path.isdir(root):
-        for student in sorted(os.listdir(root)):
-            folder = os.path.join(root, student, assignment)
-            if not student.startswith(".") and os.path.isdir(folder):
-                found.append((student, folder))
-    return found
-
-
-def graded_files(folder):
-    """The files the engine reads from a submission folder (as autograder.submission.collect lists them)."""
-    return sorted(n for n in os.listdir(folder)
-                  if n.endswith((".py", ".ipynb")) and not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
-
-
-def submission_hash(folder):
-    h = hashlib.sha256()
-    for name in graded_files(folder):
-        with open(os.path.join(folder, name), "rb") as f:
-            data = f.read()
-        h.update(f"{name}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()
-
-
-def grading_key(sub_hash, cfg, device):
-    """What a stored result depends on: the submission, the grading config and the device tier."""
-    settings = {k: v for k, v in cfg.items() if k not in ("path", "course_overrides")}
-    blob = json.dumps({"submission": sub_hash, "config": settings, "device": device}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def read_results(path):  # noqa: F811 (the engine's reader, with this run's grading key required)
-    data = read_results_json(path)
-    try:
-        data["extra_data"]["course"]["grading_key"]
-        return data
-    except (KeyError, TypeError):
-        return None
-
-
-def read_timestamp(folder):
-    try:
-        with open(os.path.join(folder, "timestamp.txt"), encoding="utf-8") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
-
-
-def staging_dir(course, assignment):
-    """Where workers and Slurm tasks leave graded results for the collecting process."""
-    return os.path.join(course, GRADING_DIR, assignment, "graded")
 
 
 _WORKER = {}
@@ -213,7 +152,10 @@ def _grade_in_worker(course, assignment, device, seed, jobs, force, student, fol
     return grader.grade_and_stage(student, folder, force=force)[1]
 
 
-class ClassGrader:
+class ClassGrader(ClassRecords):
+    """The class run: which submissions to grade, on which workers (local GPUs or cores, or a Slurm array), and the
+    summary. What is stored per student, and read back, is ClassRecords' (course/records.py)."""
+
     def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout,
                  workers=None, gpus=None):
         """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier
@@ -246,18 +188,8 @@ class ClassGrader:
             self.grade_cfg = copy.deepcopy(self.cfg)
             self.grade_cfg["limits"]["jobs"] = int(jobs)
 
-    def results_path(self, student):
-        return os.path.join(self.course, self.coursedir.feedback_directory, student, self.assignment, "results.json")
-
-    def staged_path(self, student):
-        return os.path.join(staging_dir(self.course, self.assignment), f"{student}.json")
-
     def say(self, text):
         print(text, file=self.out, flush=True)
-
-    def key_of(self, folder):
-        sub_hash = submission_hash(folder)
-        return grading_key(sub_hash, self.cfg, self.device), sub_hash
 
     # -- one student ------------------------------------------------------
     def grade_one(self, student, folder, key, sub_hash, progress=None):
@@ -305,123 +237,7 @@ class ClassGrader:
         write_json_atomic(self.staged_path(student), data)
         return "graded", self.staged_path(student)
 
-    def autograded_path(self, student):
-        return os.path.join(self.course, self.coursedir.autograded_directory, student, self.assignment)
-
-    def stored(self, student, key):
-        """True when the student's stored result is for this submission and config and formgrader's copy of it
-        is still there (nbgrader's own autograde, or a hand, may have removed it)."""
-        old = read_results(self.results_path(student))
-        return (old is not None and old["extra_data"]["course"]["grading_key"] == key
-                and os.path.isdir(self.autograded_path(student)))
-
-    def store(self, gb, student, folder, data):
-        """Gradebook (committed), formgrader copy, feedback page, then results.json: the 'done' mark."""
-        course = data["extra_data"]["course"]
-        gb_mod.record(gb, student, course["stage_scores"], course["timestamp"], self.assignment)
-        autograded = self.autograded_path(student)
-        os.makedirs(autograded, exist_ok=True)
-        for name in os.listdir(folder):
-            if name.endswith(".ipynb") or name == "timestamp.txt":
-                shutil.copy2(os.path.join(folder, name), os.path.join(autograded, name))
-        path = self.results_path(student)
-        write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
-                          feedback.page(student, self.assignment, data))
-        from autograder.engine.report import write_json_atomic
-        write_json_atomic(path, data)
-
-    def collect_one(self, gb, student, folder, staged):
-        """Store a staged result (gradebook, feedback, results.json), then remove the staged file.
-
-        Returns False (and removes it) when the staged result is unreadable or for an older submission."""
-        data = read_results(staged)
-        key = data["extra_data"]["course"]["grading_key"].removeprefix(RETRY) if data is not None else None
-        if key != self.key_of(folder)[0]:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(staged)
-            return False
-        self.store(gb, student, folder, data)
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(staged)
-        return True
-
-    def collect_staged(self, gb, found):
-        """Store every staged result of these students (graded by workers or Slurm tasks before now)."""
-        folders = dict(found)
-        names = []
-        root = staging_dir(self.course, self.assignment)
-        if os.path.isdir(root):
-            names = sorted(n[:-5] for n in os.listdir(root) if n.endswith(".json") and not n.startswith("."))
-        stored = 0
-        for student in names:
-            if student in folders and self.collect_one(gb, student, folders[student], self.staged_path(student)):
-                stored += 1
-        if stored:
-            self.write_csv(self.rows())
-        return stored
-
-    @contextlib.contextmanager
-    def collecting(self):
-        """The gradebook, held by one process at a time (a lock file in COURSE/.grading/)."""
-        folder = os.path.join(self.course, GRADING_DIR, self.assignment)
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "collect.lock"), "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                self.say("waiting for another run that is writing this course's gradebook ...")
-                fcntl.flock(lock, fcntl.LOCK_EX)
-            source = os.path.join(self.course, self.coursedir.source_directory, self.assignment)
-            if not os.path.isdir(source):  # formgrader lists an assignment only when its source folder exists
-                from .notebooks import write_ipynbs
-                write_ipynbs(source)
-                self.say(f"wrote the assignment's source notebooks to {os.path.relpath(source)} (formgrader needs them)")
-            with gb_mod.open_gradebook(self.coursedir) as gb:
-                gb_mod.sync_assignment(gb, self.cfg, self.assignment)
-                yield gb
-
     # -- the class --------------------------------------------------------
-    def rows(self):
-        rows = []
-        cache = self.__dict__.setdefault("_results_cache", {})  # results.json read again only when it changed
-        for student, _ in submissions(self.coursedir, self.assignment):
-            path = self.results_path(student)
-            try:
-                st = os.stat(path)
-                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-            except OSError:
-                continue
-            if cache.get(path, (None,))[0] != stamp:
-                cache[path] = (stamp, read_results(path))
-            data = cache[path][1]
-            if data is None:
-                continue
-            course = data["extra_data"]["course"]
-            regrade = data["extra_data"].get("regrade") or []
-            note = feedback.needs_a_look(data)
-            if regrade or any(p.startswith(GRADER_FAILED) for p in course["problems"]):
-                note = f"RE-GRADE ({len(regrade) or 'all'} not run for the grader's trouble); " + note
-            timing = data["extra_data"].get("timing")
-            rows.append({"student": student, "stages": course["stage_scores"], "score": data["score"],
-                         "max_score": data["max_score"], "gradebook_total": course["gradebook_total"],
-                         "device": data["extra_data"]["device"], "provisional": data["extra_data"]["provisional"],
-                         "seconds": data["execution_time"], "graded_at": course["graded_at"], "note": note,
-                         "timing": timing if isinstance(timing, dict) else {}})
-        return rows
-
-    def write_csv(self, rows):
-        from autograder.stages import STAGES
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        names = [s.name for s in STAGES]
-        w.writerow(["student", "assignment", "score", "max_score", "gradebook_max_score", "provisional", "device"]
-                   + names + ["seconds", "graded_at", "note"])
-        for r in rows:
-            w.writerow([r["student"], self.assignment, f"{r['score']:g}", f"{r['max_score']:g}",
-                        f"{r['gradebook_total']:g}", r["provisional"], r["device"]]
-                       + [f"{r['stages'].get(n, 0):g}" for n in names] + [r["seconds"], r["graded_at"], r["note"]])
-        write_text_atomic(os.path.join(self.course, "grades.csv"), buf.getvalue())
-
     def select(self, students=None):
         """[(student, folder)] of the class, or of the named students (unknown names are an error)."""
         found = submissions(self.coursedir, self.assignment)
