@@ -85,7 +85,7 @@ def notebook_cell_ids(path):
 def missing_graded_cells(stage, path, names):
     """The released graded cells (grade_id "<module>-<name>") of `names` that a notebook no longer has, where its
     other cells show it was released with them (the notebook keeps the cell that introduces each)."""
-    if not path.endswith(".ipynb"):
+    if not names or not path.endswith(".ipynb"):
         return []
     ids = set(notebook_cell_ids(path))
     return [f"{stage.module}-{n}" for n in names
@@ -111,10 +111,15 @@ def defined_names(source):
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def stages_in(source, path):
+def function_names(source):
+    """Top-level function names; where the source does not parse, the definitions found textually (so a syntax
+    error is reported per stage)."""
     names = defined_names(source)
-    if names is None:  # a syntax error: find the definitions textually, so the error is reported per stage
-        names = set(re.findall(r"^def\s+(\w+)", source, re.M))
+    return names if names is not None else set(re.findall(r"^def\s+(\w+)", source, re.M))
+
+
+def stages_in(source, path):
+    names = function_names(source)
     return [s for s in STAGES if s.launcher in names or s.kernel in names]
 
 

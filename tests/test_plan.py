@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from autograder import sandbox, stages
+from autograder import ptx, sandbox, stages
 from autograder.checks import compiles
 from autograder.child import plan_launch
 from autograder.engine.stage import StageGrader
@@ -207,7 +207,7 @@ def test_a_report_with_an_oversized_ptx_is_malformed_before_it_is_read(reported)
 
 
 def test_ptx_facts_are_read_from_the_ptx(reported):
-    facts = P.ptx_facts(reported[0]["kernels"][0]["ptx"])
+    facts = ptx.facts(reported[0]["kernels"][0]["ptx"])
     assert facts == {"shared_arrays": [1024, 1024], "barriers": 2}
-    entries = P.entries(reported[0]["kernels"][0]["ptx"][0])
+    entries = ptx.entries(reported[0]["kernels"][0]["ptx"][0])
     assert list(entries.values()) == [["u64"] * 27]

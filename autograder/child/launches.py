@@ -93,6 +93,15 @@ def _plain_number(arg):
     return isinstance(arg, numbers.Number) and (type(arg) in (int, float, bool) or type(arg).__module__ == "numpy")
 
 
+def recorded_run(module, launcher_name, kernel_name, A, B, C):
+    """(a callable that runs the launcher's kernels on A, B, C and nothing else, the recorded launches): recorded,
+    validated and compiled here, so the callable only launches."""
+    recorded = record_launches(module, launcher_name, A, B, C)
+    validate(recorded, kernel_name, A, B, C)
+    compile_launches(recorded)
+    return (lambda: replay(recorded)), recorded
+
+
 def replay(launches):
     """Run recorded launches in order."""
     for _, kernel, config, args in launches:

@@ -17,7 +17,6 @@ def describe_error(exc, student_path):
 
 def task_compile(job, module):
     """Facts about the kernel compiled to PTX for job['cc'] (the simulator tier's compile check; no GPU)."""
-    import re
     from numba import cuda, float32
     from autograder.child.launches import is_cuda_kernel
     kernel = getattr(module, job["kernel"], None)
@@ -31,8 +30,8 @@ def task_compile(job, module):
     except Exception as exc:  # the GPU compiler rejected the kernel
         facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
         return facts, {}
-    facts["shared_arrays"] = [int(n) for n in re.findall(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", ptx, re.M)]
-    facts["barriers"] = len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx))
+    from autograder.ptx import facts as ptx_facts
+    facts.update(ptx_facts([ptx]))
     return facts, {}
 
 
@@ -72,11 +71,9 @@ class _ModuleLaunches:
         self.job, self.module = job, module
 
     def prepare(self, i, A, B, C):
-        from autograder.child import launches as L
-        recorded = L.record_launches(self.module, self.job["launcher"], A, B, C)
-        L.validate(recorded, self.job["kernel"], A, B, C)
-        L.compile_launches(recorded)
-        return (lambda: L.replay(recorded)), len(recorded), recorded
+        from autograder.child.launches import recorded_run
+        run, recorded = recorded_run(self.module, self.job["launcher"], self.job["kernel"], A, B, C)
+        return run, len(recorded), recorded
 
 
 class _PlanLaunches:

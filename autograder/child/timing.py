@@ -123,11 +123,8 @@ def _student(job, module, loaded, plan, ops):
     if module is None:
         from autograder.child.plan_launch import launcher
         return launcher(loaded, plan, ops.A, ops.B, ops.C)
-    from autograder.child import launches as L
-    recorded = L.record_launches(module, job["launcher"], ops.A, ops.B, ops.C)
-    L.validate(recorded, job["kernel"], ops.A, ops.B, ops.C)
-    L.compile_launches(recorded)
-    return lambda: L.replay(recorded)
+    from autograder.child.launches import recorded_run
+    return recorded_run(module, job["launcher"], job["kernel"], ops.A, ops.B, ops.C)[0]
 
 
 def task_speed(job, turn=None, module=None):

@@ -6,7 +6,6 @@ there fails that check alone. The judging itself is in autograder/checks/.
 """
 import math
 import os
-import re
 import threading
 import time
 
@@ -18,9 +17,10 @@ from ..checks.correct import explain_error
 from ..checks.titles import NCU_N, RACECHECK_N, title
 from ..checks import child_problem
 from ..grammar import module_constants
-from ..sandbox.plan import check_build, ptx_facts
+from ..ptx import facts as ptx_facts
+from ..sandbox.plan import check_build
 from ..scan import unimplemented
-from ..submission import missing_graded_cells
+from ..submission import function_names, missing_graded_cells
 from ..stages import INSTRUMENT_CHECKS
 from .report import Check
 
@@ -219,9 +219,9 @@ class StageGrader:
         simulator tier a PTX compile; in the GPU tier the build child (the only GPU-tier child that imports the
         module), whose checked kernels and plans every runner waits for."""
         self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
+        defined = function_names(self.src.source)
         self.deleted = missing_graded_cells(self.stage, getattr(self.src, "path", "") or "",
-                                            [n for n in (self.stage.kernel, self.stage.launcher)
-                                             if not re.search(rf"^def\s+{n}\s*\(", self.src.source, re.M)])
+                                            [n for n in (self.stage.kernel, self.stage.launcher) if n not in defined])
         self.shortcut, self.findings = shortcuts.judge(self)
         if self.stubs or self.findings or self.deleted:  # nothing to learn from running it: no children
             self.futures = {}

@@ -10,13 +10,14 @@ A runner (child/plan_launch.py) loads only what passes here:
   GPU's limits, dynamic shared memory within an SM's, at most MAX_LAUNCHES per shape, and the stage's kernel
   among them. There is no stream to name: a runner launches on the default stream.
 
-Barrier and shared-array facts for the structure checks come from reading the PTX here (ptx_facts), not from
-the child's word.
+Barrier and shared-array facts for the structure checks come from the parent's reading of the PTX
+(autograder/ptx.py), not from the child's word.
 """
 import math
 import re
 
 from ..child.build import ARRAY_TYPES, NUMBER_TYPES, OPERANDS
+from ..ptx import entries
 
 MAX_KERNELS = 8
 MAX_LAUNCHES = 64
@@ -33,27 +34,12 @@ PARAMS = {**{t: ["u64"] for t in ARRAY_TYPES}, "int8": ["u8", "s8"], "uint8": ["
 RANGES = {"int8": (-2 ** 7, 2 ** 7 - 1), "int16": (-2 ** 15, 2 ** 15 - 1), "int32": (-2 ** 31, 2 ** 31 - 1),
           "int64": (-2 ** 63, 2 ** 63 - 1), "uint8": (0, 2 ** 8 - 1), "uint16": (0, 2 ** 16 - 1),
           "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
-_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$%][\w$]*)\s*\(([^)]*)\)", re.M)
-_PARAM = re.compile(r"\.param\s+\.([a-z]\d+)\b")
-_SHARED = re.compile(r"^\s*(?:\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\];", re.M)
-_BARRIER = re.compile(r"\b(?:bar|barrier)\.sync\b")
 KEYS = {"kernel", "grid", "block", "shared", "args"}
 SPEC_KEYS = {"name", "entry", "ptx", "argtypes", "max_registers", "carveout", "cooperative", "links", "debug"}
 
 
 class Refused(ValueError):
     """The plan or its PTX is not one a runner may load; the message says what and why."""
-
-
-def entries(ptx):
-    """{entry name: [PTX parameter types]} of a PTX module."""
-    return {m.group(1): _PARAM.findall(m.group(2)) for m in _ENTRY.finditer(ptx)}
-
-
-def ptx_facts(texts):
-    """The structure checks' facts from PTX: static shared arrays (bytes each) and barrier instructions."""
-    text = "\n".join(texts)
-    return {"shared_arrays": [int(n) for n in _SHARED.findall(text)], "barriers": len(_BARRIER.findall(text))}
 
 
 def _int(value, low, high):
