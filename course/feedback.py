@@ -15,6 +15,7 @@ from autograder.stages import STAGES
 
 STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
 REUSE = re.compile(r"every loaded element is used ([\d.]+) times.*?at least ([\d.]+)", re.S)
+LABELS = {"shortcuts": "kernel module grammar", "compiles": "compile"}  # a check's short name in a comment
 SPEEDUP = re.compile(r": ([\d.]+)x \(needs ([\d.]+)x")
 
 
@@ -36,6 +37,59 @@ def checks_of(results):
         name = t["name"].split(": ", 1)[1] if t["name"].startswith("stage ") else t["name"]
         rows.append((stage, key, status, name, t["score"], t["max_score"], t.get("output", "")))
     return rows
+
+
+def stage_maxima(results):
+    """{stage: the points this run's tier could give} (a simulator run's speed checks are worth 0 in it)."""
+    maxima = {}
+    for stage, _key, _status, _name, _got, max_score, _out in checks_of(results):
+        maxima[stage] = maxima.get(stage, 0.0) + max_score
+    return maxima
+
+
+def stage_points(results, stage):
+    """'8 / 8' in the GPU tier's units, with the tier said where it has fewer points than the gradebook's."""
+    course = results["extra_data"]["course"]
+    got, full = course["stage_scores"].get(stage, 0.0), course["gradebook_max"][stage]
+    tier = stage_maxima(results).get(stage, full)
+    if results["extra_data"].get("device") == "gpu" or tier == full:
+        return f"{got:g} / {full:g}"
+    return f"{got:g} / {tier:g} in the simulator; {full:g} with a GPU"
+
+
+def _reason(output, width=220):
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()] or ["no reason given"]
+    line = lines[0] if not lines[0].endswith(":") or len(lines) < 2 else f"{lines[0]} {lines[1]}"
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+def stage_comments(results):
+    """{stage: comment}: why each lost point was lost, one line per reason, for the score cell's comment in
+    nbgrader's gradebook (formgrader shows it beside the score; nbgrader's feedback prints it)."""
+    comments = {}
+    for stage in STAGES:
+        rows = [r for r in checks_of(results) if r[0] == stage.name]
+        if not rows:
+            continue
+        failed = [(key, name, output) for _, key, status, name, _g, _m, output in rows if status == "failed"]
+        zeroed = [output for key, _name, output in failed if key == "shortcuts"]
+        if zeroed:  # the grammar zeroed the stage: its finding is the one reason, the other checks did not run
+            failed = [("shortcuts", "kernel module grammar", zeroed[0])]
+        reasons = {}
+        for key, name, output in failed:
+            reasons.setdefault(_reason(output), []).append(name if key == "correct" else LABELS.get(key, key.replace("_", " ")))
+        head = f"make grade: {stage_points(results, stage.name)}."
+        if not reasons:
+            lines = [head + " Every check passed."]
+        elif len(reasons) == 1 and len(failed) > 1:
+            lines = [head, f"Failed ({len(failed)} checks): {next(iter(reasons))}"]
+        else:
+            lines = [head] + [f"Failed {', '.join(dict.fromkeys(names))}: {why}" for why, names in reasons.items()]
+        if any(status == "skipped" for _, _k, status, *_ in rows):
+            lines.append("Speed not timed here (no GPU): this grade is provisional.")
+        lines.append("The feedback page has each check's full message.")
+        comments[stage.name] = "\n".join(lines)
+    return comments
 
 
 def _png(fig):
@@ -106,9 +160,7 @@ def page(student, assignment, results):
         rows = [r for r in checks_of(results) if r[0] == stage.name]
         if not rows:
             continue
-        score = course["stage_scores"].get(stage.name, 0.0)
-        parts.append(f"<h2>Stage {stage.number}: {e(stage.title)} ({score:g} / "
-                     f"{course['gradebook_max'][stage.name]:g})</h2><table>"
+        parts.append(f"<h2>Stage {stage.number}: {e(stage.title)} ({e(stage_points(results, stage.name))})</h2><table>"
                      "<tr><th>result</th><th>points</th><th>check and why</th></tr>")
         for _, key, status, name, got, max_score, output in rows:
             label, color = STATUS.get(status, STATUS["failed"])

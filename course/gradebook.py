@@ -47,16 +47,19 @@ def sync_assignment(gb, cfg, assignment=ASSIGNMENT):
                                       cell_type="markdown")
 
 
-def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT):
-    """Store one student's engine scores ({stage name: points}) and commit."""
+def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT, comments=None):
+    """Store one student's engine scores ({stage name: points}) and commit.
+
+    `comments` ({stage name: text}) becomes the score cell's ``auto_comment``: formgrader shows it beside the
+    score and nbgrader's feedback prints it, so the reason for a lost point is where the point is."""
     with warnings.catch_warnings():
         # nbgrader 0.9's add_submission trips SQLAlchemy 2's autoflush warnings; the rows are stored all the same
         warnings.simplefilter("ignore", category=Warning)
-        _record(gb, student, stage_scores, timestamp, assignment)
+        _record(gb, student, stage_scores, timestamp, assignment, comments or {})
 
 
-def _record(gb, student, stage_scores, timestamp, assignment):
-    from nbgrader.api import Grade, MissingEntry, SubmittedNotebook
+def _record(gb, student, stage_scores, timestamp, assignment, comments):
+    from nbgrader.api import Comment, Grade, MissingEntry, SubmittedNotebook
     from nbgrader.utils import parse_utc
     from autograder.stages import STAGES
     gb.update_or_create_student(student)
@@ -81,4 +84,10 @@ def _record(gb, student, stage_scores, timestamp, assignment):
             gb.db.add(grade)
         grade.auto_score = float(stage_scores.get(stage.name, 0.0))
         grade.needs_manual_grade = False
+        gb.db.flush()  # a notebook or grade row added just above gets its id
+        comment = gb.db.query(Comment).filter(Comment.cell_id == cell.id, Comment.notebook_id == grade.notebook.id).first()
+        if comment is None:  # nbgrader's find_comment looks among solution cells only; a task cell's row is made here
+            comment = Comment(cell_id=cell.id, notebook=grade.notebook)
+            gb.db.add(comment)
+        comment.auto_comment = comments.get(stage.name) or None
     gb.db.commit()

@@ -108,7 +108,8 @@ class ClassRecords:
     def store(self, gb, student, folder, data):
         """Gradebook (committed), formgrader copy, feedback page, then results.json: the 'done' mark."""
         course = data["extra_data"]["course"]
-        gb_mod.record(gb, student, course["stage_scores"], course["timestamp"], self.assignment)
+        gb_mod.record(gb, student, course["stage_scores"], course["timestamp"], self.assignment,
+                      comments=feedback.stage_comments(data))
         autograded = self.autograded_path(student)
         os.makedirs(autograded, exist_ok=True)
         for name in os.listdir(folder):

@@ -1,5 +1,6 @@
 """The course workflow: the demo course, `make grade` through the grading engine into
 nbgrader's gradebook, re-runs and interruptions."""
+import contextlib
 import csv
 import json
 import os
@@ -60,6 +61,9 @@ def test_make_grade_gives_each_demo_student_the_expected_score(graded_demo_cours
     pages = {s.name: open(os.path.join(course, "feedback", s.name, ASSIGNMENT, "index.html"), encoding="utf-8").read()
              for s in demo.STUDENTS}
     assert "copy_to_host" in pages["dee"] and "race" in pages["cy"] and "did not finish within" in pages["eve"]
+    # stage headers in the tier's own points: full marks in the simulator read as such, with the GPU's total beside
+    naive = next(s for s in STAGES if s.name == "naive")
+    assert f"Stage 1: {naive.title} (8 / 8 in the simulator; 10 with a GPU)" in pages["ada"]
     # the student contract, open where the kernel-module grammar zeroed a stage
     assert "<details open><summary>What a kernel module may contain" in pages["dee"]
     assert "<details><summary>What a kernel module may contain" in pages["ada"]
@@ -500,30 +504,71 @@ def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(t
         assert "did not finish within" in pages["eve"]
 
 
-AUTOGRADE_BUTTON = r'''
-import json, os, sys
-from traitlets.config.loader import PyFileConfigLoader
-from nbgrader.apps.api import NbGraderAPI
-from nbgrader.coursedir import CourseDirectory
-config = PyFileConfigLoader("nbgrader_config.py", path=os.getcwd()).load_config()  # as formgrader loads it
-coursedir = CourseDirectory(config=config, root=os.getcwd())
-print(json.dumps(NbGraderAPI(coursedir, config=config).autograde(sys.argv[1], sys.argv[2])))
-'''
+@contextlib.contextmanager
+def formgrader(course):
+    """A real Jupyter server with nbgrader's formgrader in `course`; yields call(method, path) -> JSON, the requests
+    formgrader's pages send (token-authenticated)."""
+    import secrets
+    import socket
+    import urllib.error
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    use_venv_tools()
+    log = open(os.path.join(course, "jupyter-server.log"), "w")
+    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
+                               "--ip=127.0.0.1", "--allow-root", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}"],
+                              cwd=course, stdout=log, stderr=subprocess.STDOUT)
+
+    def call(method, path):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                     data=b"" if method == "POST" else None,
+                                     headers={"Authorization": f"token {token}"})
+        with urllib.request.urlopen(req, timeout=300) as r:
+            return json.loads(r.read() or b"null")
+    try:
+        for _ in range(120):
+            try:
+                call("GET", "/formgrader/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if server.poll() is not None:
+                    break
+                time.sleep(0.5)
+        else:
+            raise AssertionError("the jupyter server did not answer: " + open(log.name).read()[-2000:])
+        yield call
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
 
 
-def test_formgraders_autograde_button_refuses_and_make_grade_repairs_what_was_lost(graded_demo_course, tmp_path):
-    """The button's own call (NbGraderAPI.autograde, what formgrader's POST .../autograde runs) refuses with the
-    command to run, and the graded copy stays. Where that copy is gone anyway, `make grade` grades the student
-    again without FORCE."""
+@pytest.mark.slow
+def test_formgrader_shows_why_and_its_autograde_button_refuses(graded_demo_course, tmp_path):
+    """Through a real formgrader: each score cell's comment says why points were lost (the failed checks' reasons),
+    and the Autograde button's own request refuses with the command to run, deleting nothing. Where the graded copy
+    is gone anyway, `make grade` grades the student again without FORCE."""
     course = str(tmp_path / "course")
     shutil.copytree(graded_demo_course[0], course)
     student = demo.STUDENTS[0].name
     autograded = os.path.join(course, "autograded", student, ASSIGNMENT)
     before = sorted(os.listdir(autograded))
-    out = subprocess.run([sys.executable, "-c", AUTOGRADE_BUTTON, ASSIGNMENT, student], cwd=course,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    with formgrader(course) as call:
+        comments = {}
+        for stage in STAGES:
+            for nb in call("GET", f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{stage.module}"):
+                found = call("GET", f"/formgrader/api/comments?submission_id={nb['id']}")
+                comments[nb["student"], stage.name] = [c["auto_comment"] for c in found if c["auto_comment"]]
+        answer = call("POST", f"/formgrader/api/submission/{ASSIGNMENT}/{student}/autograde")
+    # dee's stage 1 is zeroed for a host-side copy; bob's stage 3 skips tiles; a stub says so; ada: all passed
+    assert "copy_to_device of C" in comments["dee", "naive"][0] and "0 / 8" in comments["dee", "naive"][0]
+    assert "elements wrong" in comments["bob", "tiled_general"][0]
+    assert "not implemented yet" in comments["bob", "tiled"][0]
+    assert "Every check passed" in comments["ada", "tiled"][0] and "provisional" in comments["ada", "tiled"][0]
+    assert "did not finish within" in comments["eve", "naive"][0]
     assert answer["success"] is False
     assert f"make grade COURSE=<this folder> STUDENT={student} FORCE=1" in answer["error"], answer["error"][-600:]
     assert sorted(os.listdir(autograded)) == before  # nothing deleted
