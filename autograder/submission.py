@@ -22,6 +22,26 @@ class StageSource:
     path: str        # the student's file (.py or .ipynb)
     source: str      # Python source that will be graded
     note: str = ""   # other files of the same stage that were not graded, and why
+    cells: tuple = ()  # a notebook's graded cells: (first line in `source`, line count, cell number, names defined)
+
+    def cite(self, text):
+        """`text` with the graded script's line numbers said as the notebook's: "line 12 of the cell defining
+        matmul_tiled_kernel (cell 7)", the line the student sees in that cell (the self-check says the same)."""
+        if not self.cells or not text:
+            return text
+        own = self.stage.module + ".py"  # the file the grader writes the script to
+
+        def where(m):
+            file, number = m.group(1), int(m.group(2))
+            if file and os.path.basename(file) != own:
+                return m.group(0)
+            for first, count, cell, names in self.cells:
+                if first <= number < first + count:
+                    if names:
+                        return f"line {number - first + 1} of the cell defining {', '.join(names)} (cell {cell})"
+                    return f"line {number - first + 1} of cell {cell}"
+            return m.group(0)
+        return CITED_LINE.sub(where, text)
 
 
 def choose(stage, paths, source_of):
@@ -45,19 +65,30 @@ def skipped_note(stage, chosen, others, root):
             f"not graded; the file graded is {rel(chosen)} (written work first, then the name the assignment released)")
 
 
+CITED_LINE = re.compile(r'(?:File )?(?:"?([^\s"(]+\.py)"?, )?\bline (\d+)\b(?! of (?:the )?cell)')
+
+
 def notebook_source(path):
     """The graded code of a notebook: its code cells, minus nbgrader test cells,
     cells tagged ``not-graded`` (self-checks, plots) and IPython magics."""
+    return notebook_script(path)[0]
+
+
+def notebook_script(path):
+    """(the graded script of a notebook, its cells: (first line, line count, cell number, names defined) each).
+
+    Magic lines become blank lines, so a line keeps its number within its cell; cells are numbered from the top of
+    the notebook, markdown included, as a student counts them."""
     try:
         with open(path, encoding="utf-8") as f:
             nb = json.load(f)
         cells = nb["cells"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SubmissionError(f"{path}: not a readable notebook ({exc})") from exc
-    parts = []
+    parts, spans, first = [], [], 1
     if not isinstance(cells, list):
         raise SubmissionError(f"{path}: not a readable notebook (its cells are not a list)")
-    for cell in cells:
+    for number, cell in enumerate(cells, 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
@@ -67,9 +98,12 @@ def notebook_source(path):
             continue
         text = cell.get("source") or ""
         text = "".join(t for t in text if isinstance(t, str)) if isinstance(text, list) else str(text)
-        lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+        lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in text.splitlines()]
         parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
+        names = tuple(re.findall(r"^(?:def\s+(\w+)|class\s+(\w+))", text, re.M))
+        spans.append((first, max(len(lines), 1), number, tuple(a or b for a, b in names)))
+        first += max(len(lines), 1) + 1  # cells are joined with one blank line
+    return "\n\n".join(parts) + "\n", tuple(spans)
 
 
 def notebook_cell_ids(path):
@@ -153,5 +187,7 @@ def collect(submission, stage=None):
     for number in sorted(by_stage):
         s, candidates = by_stage[number]
         chosen, others = choose(s, candidates, sources.get)
-        picked.append(StageSource(s, chosen, sources[chosen], skipped_note(s, chosen, others, root) if others else ""))
+        cells = notebook_script(chosen)[1] if chosen.endswith(".ipynb") else ()
+        picked.append(StageSource(s, chosen, sources[chosen], skipped_note(s, chosen, others, root) if others else "",
+                                  cells))
     return picked

@@ -76,6 +76,8 @@ def _judge_all(planned, report, progress):
     for g, futures in planned:
         report.stages.append(g.stage.name)
         checks = g.judge(futures)
+        for c in checks:  # a notebook's lines as its cells number them
+            c.output = g.src.cite(c.output)
         report.checks.extend(checks)
         if getattr(g, "gpu", None):
             report.gpu[g.stage.name] = g.gpu
