@@ -19,7 +19,7 @@ ASSIGNMENT ?= matmul
 DEADLINE ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv exercises test test-checks notebooks grade grade-repos release template gpu-check clean
+.PHONY: help venv exercises test test-checks notebooks grade grade-repos release selfcheck-package template gpu-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=..
 		--course "$(or $(COURSE),build/$(ASSIGNMENT)-of-record)" $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
 		$(if $(ORG),--org "$(ORG)" --classroom "$(CLASSROOM)") $(if $(REF),--ref $(REF)) $(if $(FORCE),--force) \
 		$(if $(DRY_RUN),--dry-run) $(if $(ARGS),-- $(ARGS))
+
+selfcheck-package: $(STAMP)  ## the wheel students install to self-check released notebooks anywhere (build/dist/)
+	$(PY) -m course.selfcheck_package
 
 template: $(STAMP)  ## only the legacy GitHub Classroom student template in build/template (runs the release into COURSE first)
 	$(PY) -m classroom.template $(if $(COURSE),--course $(COURSE))

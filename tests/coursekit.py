@@ -74,18 +74,19 @@ def graded_demo_course(tmp_path_factory):
     return str(folder / "course"), run, data["seconds"]
 
 
-def execute(path, cwd, timeout=900, with_grader=True):
+def execute(path, cwd, timeout=900, with_grader=True, pythonpath=None):
     """Execute a notebook top to bottom in a real Jupyter kernel (python3), in the CUDA simulator.
 
-    Returns the executed notebook. The kernel finds the autograder through PYTHONPATH,
-    unless with_grader is False (a student's copy without the course's harness)."""
+    Returns the executed notebook. The kernel finds the autograder through PYTHONPATH (this repository, or
+    `pythonpath`: where a student installed the self-check package), unless with_grader is False (a student's copy
+    without the course's harness)."""
     import nbformat
     from nbclient import NotebookClient
     nb = nbformat.read(str(path), as_version=4)
     env = os.environ.copy()
     env["NUMBA_ENABLE_CUDASIM"] = "1"
     if with_grader:
-        env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = (pythonpath or ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
     client.execute(env=env)
