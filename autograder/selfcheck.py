@@ -14,9 +14,13 @@ printed FAIL line, and a stub says "not implemented yet". It is not a grade:
 code running in a notebook kernel can patch anything there, so grades come
 only from ``make grade`` (autograder/engine, separate processes).
 """
+import contextlib
 import inspect
+import io
+import os
 import re
 import sys
+import tempfile
 import textwrap
 import time
 import traceback
@@ -152,6 +156,28 @@ def _explain(exc, files=None):
     return text
 
 
+def module_text(namespace):
+    """The kernel module a notebook's cells amount to, as the grader builds it from the graded cells: its imports
+    (math, numpy dtypes, numba), constants, and the source of each function the notebook defined, in the order they
+    were defined. For the compile check's child (numba's simulator cannot compile for a GPU)."""
+    here = namespace.get("__name__")
+    imports, constants, functions = [], [], []
+    for name, kind in _grammar_names(namespace).items():
+        value = namespace[name]
+        if isinstance(value, types.ModuleType):
+            imports.append(f"import {value.__name__} as {name}" if value.__name__ != name else f"import {name}")
+        elif kind in ("kernel", "device", "host"):
+            func = getattr(value, "py_func", value)
+            if getattr(func, "__module__", None) == here:  # not the self-check's own functions
+                functions.append(textwrap.dedent(_source(value)))
+        elif kind == "constant":
+            constants.append(f"{name} = {value!r}")
+        elif "." in kind:  # a numba or numpy dtype under the notebook's name for it
+            module, attr = kind.rsplit(".", 1)
+            imports.append(f"from {module} import {attr} as {name}" if attr != name else f"from {module} import {name}")
+    return "\n".join(imports + constants) + "\n\n\n" + "\n\n".join(functions)
+
+
 class _Run:
     """One self-check: the student's functions, the arrays, the printed lines."""
 
@@ -245,6 +271,33 @@ class _Run:
                      "the grader scores this whole stage 0 for these (README: the student contract):\n"
                      + "\n".join(findings))
         return True
+
+    def compile_checks(self):
+        """The grader's compile and structure checks (checks/compiles.py, checks/shared_memory.py) on the module these
+        cells amount to: a PTX compile for the GPU target in a child process, as the grader's is."""
+        from .checks import compiles, shared_memory
+        from .engine import StageGrader
+        from .engine.report import PASSED
+        from .submission import StageSource
+        with tempfile.TemporaryDirectory(prefix="selfcheck-") as workdir:
+            path = os.path.join(workdir, self.stage.filename)
+            try:
+                grader = StageGrader(StageSource(self.stage, path, module_text(self.ns)), "sim", self.cfg, None, workdir)
+                with contextlib.redirect_stderr(io.StringIO()):  # the sandbox's notes are the grader's business
+                    result = grader.compile_child()
+            except Exception as exc:  # the check could not run here: say so, count nothing
+                print(f"  SKIP  the GPU compile: could not run here ({type(exc).__name__}: {exc})")
+                return
+        error = result.facts.get("compile_error", "")
+        if "nvvm" in error.lower() and ("cannot be found" in error or "not found" in error.lower()):
+            print("  SKIP  the GPU compile: NVVM is not installed here "
+                  "(pip install \"numba-cuda[cu13]==0.30.4\" adds it; the grader compiles anyway)")
+            return
+        verdicts = [compiles.judge(grader, result)]
+        if self.stage.tiled and "shared_memory" in self.points:
+            verdicts.append(shared_memory.judge(grader, result))
+        for check in verdicts:
+            self.add(check.name, check.status == PASSED, check.output)
 
     def correctness(self):
         for group, shapes in self.stage.sim_shape_groups(self.tile or 16).items():
@@ -358,6 +411,7 @@ def check(stage_name, namespace=None, plot=True, seed=None):
               f"{'CUDA simulator (no GPU)' if run.sim else 'GPU'}"
               + (f", TILE = {run.tile}" if run.tile else "") + ":")
         if run.ready():
+            run.compile_checks()
             run.correctness()
             if run.sim:
                 run.instruments()
@@ -368,7 +422,7 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     verdict = ("all passed" if report.passed else f"{len(report.results) - n} failed")
     print(f"{n} of {len(report.results)} self-checks passed ({verdict}, {time.perf_counter() - started:.1f} s). "
           "This is not your grade: the grader runs your notebook in separate processes, with more checks"
-          + (" (a GPU compile, and speed on a GPU)" if run.sim else " (speed, racecheck, ncu)")
+          + (" (speed, on a GPU)" if run.sim else " (speed, racecheck, ncu)")
           + ". Grade your own work with `python -m autograder grade FOLDER` (FOLDER: your notebooks); your "
           "instructor grades the class with `make grade`.")
     return report

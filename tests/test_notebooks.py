@@ -145,6 +145,9 @@ def test_self_check_reports_a_missing_barrier(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "FAIL  no shared-memory races" in p.stdout and "write-after-read" in p.stdout, p.stdout
+    # the grader's structure check, from a PTX compile of the cells' module in a child (the simulator cannot compile)
+    assert "PASS  matmul_tiled_kernel is a CUDA kernel that compiles for the GPU" in p.stdout, p.stdout
+    assert "FAIL  shared-memory tiles" in p.stdout and "found 1 barrier(s)" in p.stdout, p.stdout
     assert p.stderr == "", p.stderr
 
 
