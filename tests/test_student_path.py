@@ -57,6 +57,7 @@ def test_a_student_self_checks_and_grades_outside_the_course(released_course, tm
     naive = _selfcheck_output(ran["s1_naive"])
     assert "FAIL" not in naive and re.search(r"(\d+) of \1 self-checks passed", naive), naive
     assert "PASS  matmul_naive_kernel is a CUDA kernel that compiles for the GPU" in naive, naive
+    assert "python -m autograder grade FOLDER" in naive, naive  # the command that grades it, not the class's
     general = _selfcheck_output(ran["s3_tiled_general"])
     cited = re.search(r"IndexError: .*?\(line (\d+) of the cell defining matmul_tiled_general_kernel: "
                       r"sA\[ty, tx\] = A\[row, ka\] if row < M else float32\(0\.0\)\)", general)
