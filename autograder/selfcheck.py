@@ -37,6 +37,10 @@ from .stages import INSTRUMENT_CHECKS, find
 from .grammar import violations
 from .scan import unimplemented
 
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # the cells to come may tune for the GPU, as the grader allows
+    from .sim.gpu_options import accept_gpu_options
+    accept_gpu_options()
+
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
 GPU_REPEATS = 5                        # timed runs per kernel and size (the median counts)
 

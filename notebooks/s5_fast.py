@@ -88,9 +88,32 @@ print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("
 # indices and 1D shared tiles the inner loop compiles to `TM + TN` loads and `TM * TN` fused
 # multiply-adds with almost nothing else.
 #
-# Ideas beyond the reference: other tile shapes (the ladder tried several: 128 x 128 with
-# `BK = 8` won), double-buffering the shared tiles so loads overlap arithmetic, fewer barriers per
-# step.
+# ### Beyond this solution
+#
+# The course's optimisation ladder (`python -m tools.ladder`, kernels in `tools/ladder_kernels.py`)
+# goes on from here. On an H100 at N = 4096, where cuBLAS ran at 51.3 TFLOP/s:
+#
+# | kernel | TFLOP/s | % of cuBLAS |
+# |---|---|---|
+# | the reference solution | 28.3 | 55.1 |
+# | 4 x 4 sub-tiles read with 128-bit shared loads, warp tiling, `BK = 16` | 34.0 | 66.3 |
+# | + double buffering: the next tile travels through registers during the FMAs | 38.1 | 74.3 |
+# | + registers capped at 128, so two blocks fit on an SM | 38.8 | 75.6 |
+#
+# - **128-bit shared loads.** Give each thread 4 neighbouring rows of the (transposed) A tile and 4
+#   neighbouring columns of the B tile, and the compiler merges 4 scalar loads into one: 4 loads per
+#   64 FMAs instead of 16. It does so only when it can prove the address 16-byte aligned, which takes
+#   `cuda.shared.array(n, float32, 16)`.
+# - **Double buffering.** Two shared buffers: load tile k + 1 from global memory into registers,
+#   compute tile k, store the registers into the other buffer, one barrier. This was the largest
+#   single gain.
+# - **What did not help:** 128 x 256 and 256 x 128 tiles (216 registers, one block per SM),
+#   ordering the blocks for L2 reuse, `BK = 8` once the loads were double-buffered.
+# - **What a submission can use: all of it.** The alignment argument, `max_registers` and
+#   `forceinline` only tune GPU code; the grader's simulator tier accepts them and ignores them.
+#   `tools/ladder_kernels.py` is itself a stage 5 module: graded as one on the H100 it scored
+#   12 / 12, with 38.6 TFLOP/s (75.8% of cuBLAS) on the leaderboard. Without the three hints,
+#   double buffering with `BK = 8` and plain `@cuda.jit(device=True)` helpers reached 70.7%.
 
 # %%
 """Stage 5 (challenge): the fastest correct kernel you can write.

@@ -17,6 +17,8 @@ DRIVER = r"""
 import json, sys
 import numpy as np
 from numba import cuda
+from autograder.sim.gpu_options import accept_gpu_options
+accept_gpu_options()  # the rungs past the solution tune for the GPU, as a stage 5 submission may
 from tools import ladder
 rng = np.random.default_rng(3)
 M = K = N = 32  # the tiled-only contenders need multiples of their tile, as at N = 4096
@@ -44,3 +46,15 @@ def test_every_ladder_contender_runs_and_is_correct_in_the_simulator():
     assert len(errors) >= 10, errors
     bad = {label: e for label, e in errors.items() if not (isinstance(e, float) and e < 1e-5)}
     assert not bad, bad
+
+
+@pytest.mark.slow
+def test_the_top_rung_is_a_stage_5_submission_with_full_marks_in_the_simulator_tier(grade_text):
+    """tools/ladder_kernels.py, graded as a student's stage 5 module: its GPU-only hints (16-byte-aligned shared
+    arrays, max_registers, forceinline) are accepted by the simulator tier (sim/gpu_options.py), and it is correct
+    at every simulated shape."""
+    with open(os.path.join(ROOT, "tools", "ladder_kernels.py"), encoding="utf-8") as f:
+        text = f.read()
+    assert "float32, ALIGN)" in text and "max_registers=128" in text and "forceinline=True" in text
+    r = grade_text("fast", text)
+    assert r.score == r.max_score == 7, [(c.name, c.output[:300]) for c in r.checks]

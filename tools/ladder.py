@@ -1,9 +1,10 @@
 """The optimisation ladder of the challenge: every step from the naive kernel
-to register blocking, timed side by side with cuBLAS on one GPU.
+to register blocking and past it, timed side by side with cuBLAS on one GPU.
 
-Run on a GPU machine: ``python -m tools.ladder [--n 4096] [--json PATH]``.
+Run on a GPU machine: ``python -m tools.ladder [--n 4096 [2048 4000 ...]] [--json PATH]``.
 The solutions are trusted course code, so they are loaded in this process;
-variants are the same source with its constants changed.
+variants are the same source with its constants changed. The rungs past the
+stage 5 solution are kernels of tools/ladder_kernels.py (LADDER_KERNELS).
 """
 import argparse
 import json
@@ -25,11 +26,43 @@ FAST_VARIANTS = [
     ("2D blocking 128x128, BK 8, 16x8/thread", dict(BM=128, BN=128, BK=8, TM=16, TN=8)),
 ]
 
+# (label, launcher in tools/ladder_kernels.py, constant replacements): the rungs past the solution.
+LADDER_KERNELS = [
+    ("128-bit shared loads + warp tiling, BK 8", "matmul_vectorized", dict(BK=8)),
+    ("128-bit shared loads + warp tiling, BK 16", "matmul_vectorized", dict(BK=16)),
+    ("+ double buffering, BK 16, scalar shared loads (no alignment)", "matmul_fast", dict(ALIGN=None)),
+    ("+ double buffering, BK 16, no register cap", "matmul_fast", dict(MAXREG=None)),
+    ("double buffering without the GPU-only hints (scalar loads, no cap, no forceinline), BK 16",
+     "matmul_fast", dict(ALIGN=None, MAXREG=None, FORCEINLINE=False)),
+    ("double buffering without the GPU-only hints (scalar loads, no cap, no forceinline), BK 8",
+     "matmul_fast", dict(BK=8, ALIGN=None, MAXREG=None, FORCEINLINE=False)),
+    ("+ double buffering, BK 8, registers <= 128", "matmul_fast", dict(BK=8)),
+    ("+ double buffering, 128x256 tile, BK 8", "matmul_fast",
+     dict(BN=256, WM=64, WN=64, BK=8, MAXREG=None)),
+    ("+ double buffering, 256x128 tile, BK 8", "matmul_fast",
+     dict(BM=256, WM=64, WN=64, BK=8, MAXREG=None)),
+    ("+ grouped block order (8 block rows)", "matmul_grouped", dict(GROUP=8)),
+    ("+ double buffering, BK 16, registers <= 128: top rung", "matmul_fast", {}),
+]
 
-def load_variant(filename, name, constants=None):
-    """Load solutions/<filename> as a fresh module, with module constants replaced."""
-    with open(os.path.join(ROOT, "solutions", filename), encoding="utf-8") as f:
+
+def check_tiling(m):
+    """Raise unless a tools/ladder_kernels.py variant's constants tile: every thread loads whole groups of 4."""
+    assert m.LR * m.LC == 32 and m.WM % (m.LR * m.TM) == 0 and m.WN % (m.LC * m.TN) == 0, "warp tile"
+    assert m.BM % m.WM == 0 and m.BN % m.WN == 0 and m.BK % 4 == 0 and m.BK % 2 == 0, "block tile"
+    assert m.A_GROUPS * m.THREADS * 4 == m.BM * m.BK and m.B_GROUPS * m.THREADS * 4 == m.BK * m.BN, "loads"
+
+
+def load_variant(filename, name, constants=None, replace=()):
+    """Load solutions/<filename> (or <filename> from the repository root, when it names a folder)
+    as a fresh module, with module constants replaced (and each (old, new) of `replace`, which must occur)."""
+    path = os.path.join(ROOT, filename if "/" in filename else os.path.join("solutions", filename))
+    with open(path, encoding="utf-8") as f:
         text = f.read()
+    for old, new in replace:
+        if old not in text:
+            raise KeyError(f"{filename} has no {old!r}")
+        text = text.replace(old, new)
     for key, value in (constants or {}).items():
         lines = text.splitlines()
         for i, line in enumerate(lines):
@@ -40,7 +73,7 @@ def load_variant(filename, name, constants=None):
             raise KeyError(f"{filename} has no constant {key}")
         text = "\n".join(lines) + "\n"
     module = types.ModuleType(name)
-    module.__file__ = os.path.join(ROOT, "solutions", filename)
+    module.__file__ = path
     exec(compile(text, module.__file__, "exec"), module.__dict__)
     return module
 
@@ -75,6 +108,17 @@ def launch(A, B, C):
         mod = load_variant("s5_fast.py", "fast_" + "_".join(map(str, consts.values())), consts)
         out.append((label, mod.matmul_fast))
     out.append(("stage 5 solution as shipped", load_variant("s5_fast.py", "fast").matmul_fast))
+    for i, (label, launcher, consts) in enumerate(LADDER_KERNELS):
+        consts = dict(consts)
+        options = []  # the kernel module's options are literals (the grammar's rule): replaced as text
+        if "MAXREG" in consts:
+            maxreg = consts.pop("MAXREG")
+            options.append(("@cuda.jit(max_registers=128)", f"@cuda.jit(max_registers={maxreg})" if maxreg else "@cuda.jit"))
+        if "FORCEINLINE" in consts:
+            options.append(("forceinline=True", f"forceinline={consts.pop('FORCEINLINE')}"))
+        mod = load_variant("tools/ladder_kernels.py", f"ladder_kernels_{i}", consts, options)
+        check_tiling(mod)
+        out.append((label, getattr(mod, launcher)))
     return out
 
 
@@ -134,15 +178,17 @@ def table(rows, n):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--n", type=int, nargs="+", default=[4096], help="one or more sizes (N x N x N)")
     p.add_argument("--repeats", type=int, default=10)
-    p.add_argument("--json")
+    p.add_argument("--json", help="the rows (one size) or {size: rows} (several)")
     args = p.parse_args(argv)
-    rows = measure(args.n, args.repeats)
-    print(table(rows, args.n))
+    results = {}
+    for n in args.n:
+        results[n] = measure(n, args.repeats)
+        print(table(results[n], n) + "\n", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump(results[args.n[0]] if len(args.n) == 1 else {str(n): r for n, r in results.items()}, f, indent=2)
 
 
 if __name__ == "__main__":

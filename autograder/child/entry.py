@@ -72,6 +72,8 @@ def main():
     if job["device"] == "sim":
         import threading
         threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
+        from autograder.sim.gpu_options import accept_gpu_options
+        accept_gpu_options()
     import numpy as np
     from autograder.child import tasks, timing
     from autograder.child.tasks import describe_error

@@ -42,7 +42,7 @@ def run_instrumented(launches, A, B, C, job) -> dict:
     orig_sync, orig_block = BlockThread.syncthreads, BlockManager.run
     alloc_lock = threading.Lock()
 
-    def shared_array(self, shape, dtype):
+    def shared_array(self, shape, dtype, alignment=None):  # alignment: GPU tuning (sim/gpu_options.py)
         if isinstance(dtype, nb_types.Type):
             dtype = numpy_support.as_dtype(dtype)
         dtype = np.dtype(dtype)
