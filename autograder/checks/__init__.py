@@ -28,3 +28,17 @@ def child_problem(result):
         if key in result.facts:
             return result.facts[key]["message"]
     return ""
+
+
+def grader_fault(result):
+    """The child's problem when it is the grader's own (a sandbox that could not start, a process stuck in the
+    driver: engine/report.GRADER_SIDE), else ''. A check that depends on such a child is not run either, and
+    counts neither way (depends_on), instead of failing for what the grader did."""
+    from ..engine.report import GRADER_SIDE
+    problem = child_problem(result) if result is not None else ""
+    return problem if problem.startswith(GRADER_SIDE) else ""
+
+
+def depends_on(what, problem):
+    """The output of a check not run because `what` (a check it depends on) was not gradable: the grader's side."""
+    return f"not gradable: not run because a check it depends on was not gradable ({what}):\n{problem}"

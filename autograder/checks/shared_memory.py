@@ -1,5 +1,5 @@
 """Trusted parent side: shared-memory tiles of the right shape and two barriers, read from the compiled PTX."""
-from . import child_problem
+from . import child_problem, depends_on, grader_fault
 from .titles import title
 
 
@@ -7,6 +7,8 @@ def judge(g, result):
     tile = g.tile
     check = g.check("shared_memory", title(g, "shared_memory"))
     f = result.facts
+    if grader_fault(result):
+        return check.verdict(False, depends_on("the compile check", grader_fault(result)))
     if child_problem(result) or "shared_arrays" not in f:
         return check.verdict(False, "not checked: the kernel did not compile (see the compile check)")
     if not tile:

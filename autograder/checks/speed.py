@@ -178,7 +178,7 @@ def _run(g, plan, turn):
     if not gate:  # a runner: the build child's kernels and the checked launches at the speed (and leaderboard) size
         sizes = [(fields["n"],) * 3] + ([(board["n"],) * 3] if board else [])
         job, why = g.runner_job("speed", sizes, **fields)
-        gate = "not run: " + why if why else ""
+        gate = g.not_run(why).problem if why else ""
     if gate:
         if turn is not None:
             turn.prepared.set()

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 # Failures on the grader's side, not the student's: such a check counts neither way and the grade is flagged for
 # a re-grade (the class summary and grades.csv say so). Only an output that starts with one counts: the child's
-# printed output, which student code controls, comes after the problem.
+# printed output, which student code controls, comes after the problem. A kernel that runs past its time limit is
+# the student's: every check it stopped fails.
 GRADER_SIDE = ("not gradable: the grading sandbox is not available",
                "not gradable: the grading sandbox could not be prepared",
                "not gradable: the grader could not start the check",
                "not gradable: the check's process did not end within",
-               "not gradable: stopped because another check of this stage did not finish in time",
+               "not gradable: not run because a check it depends on was not gradable",
                "not gradable: the reference kernel's own timed runs failed",
                "not gradable: the GPU could not be watched")
 

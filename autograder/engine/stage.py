@@ -15,7 +15,7 @@ from .. import sandbox
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, shared_memory, shortcuts, speed
 from ..checks.correct import explain_error
 from ..checks.titles import NCU_N, RACECHECK_N, title
-from ..checks import child_problem
+from ..checks import child_problem, depends_on, grader_fault
 from ..grammar import module_constants
 from ..ptx import facts as ptx_facts
 from ..sandbox.plan import check_build
@@ -266,9 +266,11 @@ class StageGrader:
         with self._gate_lock:
             if self._gate is None:
                 self._gate = self._compute_gate()
-        compile_problem, wrong = self._gate
+        compile_problem, wrong, fault = self._gate
         if self.timed_out:
             return f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)"
+        if fault:  # a check it depends on failed for the grader's own trouble: neither does this one count
+            return fault
         if compile_problem:
             return "not run: " + compile_problem
         if wrong and (key != "speed" or self.cfg["speed"]["needs_correct"]):
@@ -278,19 +280,27 @@ class StageGrader:
         return ""
 
     def _compute_gate(self):
+        """(why the kernel does not compile, the correctness groups it failed, the grader's own fault in one of
+        them): a check skipped for the grader's trouble makes those that depend on it skipped too, not failed."""
         if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu.py times speed alone)
-            return "", ""
+            return "", "", ""
         compiled = self.futures["compile"].result()
+        fault = grader_fault(compiled)
+        if fault:
+            return "", "", depends_on("the compile check", fault)
         if compiles.judge(self, compiled).status != "passed":
-            return "the kernel does not compile", ""
+            return "the kernel does not compile", "", ""
         groups = [k for k in self.futures if k.startswith("correct:")]
         wrong = []
         for key in groups:
             future, inputs = self.futures[key]
-            c = correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups))
-            if c.status != "passed":
-                wrong.append(key.split(":", 1)[1])
-        return "", ", ".join(wrong)
+            group = key.split(":", 1)[1]
+            fault = grader_fault(future.result())
+            if fault:
+                return "", "", depends_on(f"the correctness check '{group}'", fault)
+            if correct.judge(self, group, future.result(), inputs, len(groups)).status != "passed":
+                wrong.append(group)
+        return "", ", ".join(wrong), ""
 
     def instrument_job(self):
         """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
@@ -307,7 +317,8 @@ class StageGrader:
 
     @staticmethod
     def not_run(why):
-        return sandbox.ChildResult(problem="not run: " + why)
+        """A child result for a check not run because of `why` (passed on as it is where it is the grader's own)."""
+        return sandbox.ChildResult(problem=why if why.startswith("not gradable:") else "not run: " + why)
 
     # -- judging ------------------------------------------------------------
     def judge(self, futures):
@@ -363,6 +374,8 @@ class StageGrader:
 
     def judge_instruments(self, result):
         problem = child_problem(result)
+        if grader_fault(result):  # the grader's own trouble: each instrument check counts neither way
+            return [self.check(key, title(self, key)).verdict(False, problem) for key in self.instrument_keys()]
         shape_facts = result.facts.get("shapes", [{}])[0] if not problem else {}
         if not problem and "error" in shape_facts:
             problem = explain_error(shape_facts["error"])
@@ -468,9 +481,11 @@ class GpuStageGrader(StageGrader):
         """(job, "") of a GPU runner that launches the checked plans of `shapes` (no module: a runner never imports
         it), or (None, why it cannot run). Waits for the build child. A timing runner gets the launches of its
         size (and of the leaderboard's, the second shape), which must exist."""
-        self.futures["compile"].result()
+        compiled = self.futures["compile"].result()
         if self.built is None:
-            return None, "the kernels were not built (see the compile check)"
+            fault = grader_fault(compiled)
+            return None, (depends_on("the build of the kernels", fault) if fault else
+                          "the kernels were not built (see the compile check)")
         plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
         job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
         if task != "speed":

@@ -140,8 +140,10 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             return result
         if cancelled:
             result.cancelled = True
-            result.problem = ("not gradable: stopped because another check of this stage did not finish in time and "
-                              "this one ran on past the grace it then had")
+            result.problem = ("not gradable: the check did not finish: another check of this stage ran past its "
+                              "time limit, and this one ran on past the grace it then had (a kernel that never ends "
+                              "is stopped once per stage): look for a loop that never ends (a while loop whose "
+                              "condition never changes, or a barrier not all threads reach)")
             return result
         if timed_out:
             result.timed_out = True
