@@ -82,9 +82,11 @@ SCHEMA = {
     },
     "structure": {
         "tiles": Key("ints", [16, 32], "the TILE sizes a tiled stage may use: the grader sizes its test shapes, time "
-                                       "limits and data-reuse bar by TILE, so the course fixes the choices",
+                                       "limits and data-reuse bar by TILE, so the course fixes the choices (another "
+                                       "TILE is judged by the first size and fails the shared-memory check)",
                      minimum=1),
-        "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least TILE * this often"),
+        "reuse_fraction": Key(float, 0.5, "a tiled kernel must reuse each global load at least this fraction as "
+                                          "often as a kernel tiled by TILE at the same shape (TILE fold on multiples)"),
     },
 }
 STAGE_KEYS = {

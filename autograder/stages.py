@@ -9,6 +9,7 @@ INSTRUMENT_CHECKS = ("races", "bank_conflicts", "data_reuse")
 DEGENERATE = [(1, 1, 1), (7, 1, 5)]
 EDGES = [(17, 23, 23), (33, 9, 31)]  # K = N in the first: a transposed B index shows
 RECTANGLES = [(40, 3, 6), (5, 37, 41)]
+INSTRUMENT_SIDE = 32  # the instrumented run's M and N at most: 1024 outputs, one thread each (Stage.instrument_shape)
 
 
 @dataclass(frozen=True)
@@ -36,16 +37,23 @@ class Stage:
         return {"1x1 and K=1": DEGENERATE, "sizes that are not multiples of the tile": EDGES,
                 "tall and wide rectangles": RECTANGLES}
 
-    def instrument_shape(self, tile, checks):
-        """(M, K, N) of the simulator's instrumented run that judges `checks` (races, bank_conflicts,
-        data_reuse): the grader and the notebook self-check both take it from here.
+    def instrument_shape(self, tile, rng):
+        """(M, K, N) of the simulator's instrumented run (races, bank conflicts, data reuse), drawn from `rng`: the
+        grader draws it from the grade's secret generator, the notebook self-check from its own, both here.
 
-        Data reuse is measured at 2 x 2 whole tiles; a missing second barrier needs two tiles along K to
-        show; one block along M and N is enough for bank conflicts (a 1024-thread block costs seconds in
-        the simulator)."""
-        if "data_reuse" in checks:
-            return (2 * tile,) * 3
-        return (tile, tile + 8, tile)
+        A kernel cannot tell this run from another, so it cannot tile there alone. K spans two tiles, the second
+        partial (tile + 1 .. 2 * tile - 1), so a missing second barrier shows. M and N lie in
+        INSTRUMENT_SIDE / 2 + 1 .. INSTRUMENT_SIDE - 1 (a larger tile: tile / 2 + 1 .. tile - 1): 2 x 2 blocks at
+        TILE 16, one block at TILE 32, 1024 threads either way, which keeps the simulator's cost that of a 2 x 2-tile
+        product at TILE 16 (a 1024-thread block costs seconds there). No size is a multiple of the tile: the run's C
+        is checked (judge_instruments), and a kernel that masks a partial tile wrongly is wrong here in every grade,
+        not in one of 16. A stage of square multiples of the tile (stage 2) gets N = 2 or 3 tiles."""
+        if self.square_tiles_only:
+            n = tile * int(rng.integers(2, 4))
+            return (n, n, n)
+        side = max(tile, INSTRUMENT_SIDE)
+        M, N = (int(v) for v in rng.integers(side // 2 + 1, side, size=2))
+        return (M, int(rng.integers(tile + 1, 2 * tile)), N)
 
     def gpu_shape_groups(self, tile):
         """Named groups of (M, K, N) shapes checked on the GPU."""

@@ -1,5 +1,6 @@
 """exercises/ is generated from solutions/ and holds no solution."""
 import os
+import re
 
 from autograder import generate
 from autograder.stages import STAGES
@@ -41,3 +42,19 @@ def test_stub_shape():
 def test_readme_stage_table_is_current():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         assert generate.readme_table() in f.read(), "README stage table is stale: run `make exercises`"
+
+
+def test_the_tile_line_names_the_courses_sizes(cfg):
+    """Where TILE is set, the stub (and so the notebook) names the sizes config [structure] tiles allows: another
+    TILE fails the shared-tile check, and the grader judges the tiling by the course's own."""
+    tiles = cfg["structure"]["tiles"]
+    want = "  # the course allows " + " or ".join(map(str, tiles))
+    for stage in STAGES:
+        if not stage.tiled:
+            continue
+        for folder in ("solutions", "exercises", "notebooks"):
+            with open(os.path.join(ROOT, folder, stage.filename), encoding="utf-8") as f:
+                line = next(ln for ln in f.read().splitlines() if re.match(r"TILE = \d+($|  #)", ln))
+            assert line.endswith(want), f"{folder}/{stage.filename}: {line!r} should end with {want!r}"
+    with open(os.path.join(ROOT, "notebooks", "prose", "s2_tiled.md"), encoding="utf-8") as f:
+        assert f"`TILE` is {' or '.join(map(str, tiles))}, the sizes the course allows" in f.read()

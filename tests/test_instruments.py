@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from autograder.checks import bank_conflicts, data_reuse, races
-from tools.mutants import KNOWN_BAD
+from tools.mutants import KNOWN_BAD, mutate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOL = os.path.join(ROOT, "solutions")
@@ -29,6 +29,28 @@ KNOWN_BAD_CASES = {  # case name here: name in tools/mutants.KNOWN_BAD
     "missing_first_barrier": "stage 2 without first barrier",
     "unpadded": "stage 4 unpadded",
     "fake_tiled": "fake tiling",
+    "atomic_reads_no_second_barrier": "stage 3 atomic tile reads without second barrier",
+    "slice_copies": "fake tiling through slices",
+}
+FIRST_BARRIER = ("        sB[ty, tx] = B[kb, col] if kb < K and col < N else float32(0.0)\n        cuda.syncthreads()\n",
+                 "        sB[ty, tx] = B[kb, col] if kb < K and col < N else float32(0.0)\n")
+ATOMIC_READS = ("acc += sA[ty, k] * sB[k, tx]",
+                "acc += cuda.atomic.add(sA, (ty, k), float32(0.0)) * cuda.atomic.add(sB, (k, tx), float32(0.0))")
+TEXTS = {  # more kernels of these tests, as mutations of the stage 3 solution
+    # the tiles read through atomics, both barriers kept: no race
+    "atomic_reads": lambda: mutate("tiled_general", ATOMIC_READS),
+    # the tiles stored through cuda.atomic.exch, read plainly, no first barrier
+    "atomic_stores_no_first_barrier": lambda: mutate(
+        "tiled_general", ("sA[ty, tx] = A[row, ka] if row < M and ka < K else float32(0.0)",
+                          "cuda.atomic.exch(sA, (ty, tx), A[row, ka] if row < M and ka < K else float32(0.0))"),
+        (FIRST_BARRIER[0], "        cuda.atomic.exch(sB, (ty, tx), B[kb, col] if kb < K and col < N else float32(0.0))\n")),
+    # the tiles read in bulk (numpy copies the rows), no first barrier
+    "bulk_tile_reads_no_first_barrier": lambda: mutate(
+        "tiled_general", FIRST_BARRIER, ("        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, tx]\n",
+                                         "        a = cuda.local.array(TILE, float32)\n"
+                                         "        b = cuda.local.array(TILE, float32)\n"
+                                         "        a[:] = sA[ty, :]\n        b[:] = sB[:, tx]\n"
+                                         "        for k in range(TILE):\n            acc += a[k] * b[k]\n")),
 }
 
 # name: (module path, launcher, (M, K, N)); the known-bad modules are written to a folder by `results`
@@ -42,10 +64,17 @@ CASES = {
     "missing_first_barrier": (None, "matmul_tiled", (32, 32, 32)),
     "unpadded": (None, "matmul_tiled_transposed", (33, 17, 5)),
     "fake_tiled": (None, "matmul_tiled", (32, 32, 32)),
+    # one block, two tiles along K
+    "atomic_reads_no_second_barrier": (None, "matmul_tiled_general", (16, 32, 16)),
+    "atomic_reads": (None, "matmul_tiled_general", (16, 32, 16)),
+    "atomic_stores_no_first_barrier": (None, "matmul_tiled_general", (16, 32, 16)),
+    "bulk_tile_reads_no_first_barrier": (None, "matmul_tiled_general", (16, 32, 16)),
+    "slice_copies": (None, "matmul_tiled", (16, 32, 16)),
 }
 # two driver processes of about equal work (the 1024-thread stage-4 blocks are the heavy ones)
-GROUPS = [["s4", "s2", "missing_second_barrier", "fake_tiled", "s3_edges"],
-          ["unpadded", "s5", "s3", "missing_first_barrier"]]
+GROUPS = [["s4", "s2", "missing_second_barrier", "fake_tiled", "s3_edges", "atomic_reads"],
+          ["unpadded", "s5", "s3", "missing_first_barrier", "atomic_reads_no_second_barrier",
+           "atomic_stores_no_first_barrier", "bulk_tile_reads_no_first_barrier", "slice_copies"]]
 
 DRIVER = r"""
 import importlib.util, json, os, sys
@@ -92,7 +121,7 @@ def _run_group(names, folder):
         if path is None:
             path = os.path.join(folder, n + ".py")
             with open(path, "w", encoding="utf-8") as f:
-                f.write(KNOWN_BAD[KNOWN_BAD_CASES[n]].text)
+                f.write(KNOWN_BAD[KNOWN_BAD_CASES[n]].text if n in KNOWN_BAD_CASES else TEXTS[n]())
         cases.append([n, path, launcher, list(shape)])
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-c", DRIVER, ROOT, json.dumps(cases)], cwd=ROOT, env=env,
@@ -213,3 +242,50 @@ def test_judges_handle_missing_facts():
         assert not ok and "no facts" in msg
     ok, msg = data_reuse.judge_sim({}, 16, 0.5)
     assert not ok
+
+
+# -- atomics and reads in bulk ------------------------------------------------
+
+def test_tiles_read_through_atomics_still_race_without_the_second_barrier(results):
+    """Atomic accesses were left out of the race detector: a tile read through cuda.atomic.add(sA, (ty, k), 0) with a
+    barrier missing passed. An atomic and another thread's plain access race; two atomics do not."""
+    facts = facts_of(results, "atomic_reads_no_second_barrier")
+    ok, msg = races.judge_sim(facts)
+    assert not ok and facts["races"]["count"] > 0
+    ex = facts["races"]["examples"][0]
+    assert ex["kind"] == "write-after-read" and ex["first"]["atomic"] and not ex["second"]["atomic"], ex
+    assert "reads (cuda.atomic.*) it at" in msg and "An atomic (cuda.atomic.*) makes its own update indivisible" in msg
+    assert "missing cuda.syncthreads() after the inner product loop" in msg
+    # with both barriers the same atomic reads are race-free, and right
+    facts = facts_of(results, "atomic_reads")
+    assert results["atomic_reads"]["rel_err"] < 1e-5
+    ok, msg = races.judge_sim(facts)
+    assert ok and facts["races"]["count"] == 0, msg
+
+
+def test_tiles_stored_through_atomics_race_with_plain_reads_without_the_first_barrier(results):
+    facts = facts_of(results, "atomic_stores_no_first_barrier")
+    ok, msg = races.judge_sim(facts)
+    assert not ok
+    ex = facts["races"]["examples"][0]
+    assert ex["kind"] == "read-after-write" and ex["first"]["atomic"] and ex["first"]["access"] == "write", ex
+    assert "updates (cuda.atomic.*) it at" in msg and "between storing the tile" in msg
+
+
+def test_tiles_read_in_bulk_are_logged(results):
+    """a[:] = sA[ty, :] read the whole row through numpy without a logged access: no race could be seen."""
+    facts = facts_of(results, "bulk_tile_reads_no_first_barrier")
+    ok, msg = races.judge_sim(facts)
+    assert not ok and facts["races"]["kinds"].get("read-after-write"), facts["races"]
+    assert "a[:] = sA[ty, :]" in msg or "b[:] = sB[:, tx]" in msg, msg
+
+
+def test_loads_through_slice_copies_count(results):
+    """a[:] = A[row, k0:k1] copied the slice through numpy and counted no load: a naive kernel that also fills its
+    tiles looked tiled (every load used 16 times at TILE 16)."""
+    facts = facts_of(results, "slice_copies")
+    g = facts["global_loads"]
+    assert g["reuse"] < 1.0, g                       # 2K + 2K/TILE loads per output
+    assert any(p["source"] == "a[:] = A[row, t * TILE:(t + 1) * TILE]" for p in g["per_line"]), g["per_line"]
+    ok, msg = data_reuse.judge_sim(facts, 16, 0.5)
+    assert not ok and "reads operands from global memory instead of the shared tiles" in msg, msg

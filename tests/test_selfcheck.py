@@ -1,6 +1,6 @@
 """The notebooks' self-check and the grader agree on every instrumented check.
 
-Both take the instrumented shape from the stage registry (Stage.instrument_shape),
+Both draw the instrumented shape from the stage registry (Stage.instrument_shape),
 so a kernel cannot pass the notebook's race check and fail the grade's. Each
 known-bad kernel (and each solution) runs through both: the grader's
 instrumented child (sandboxed, judged in this process) and the self-check's
@@ -23,6 +23,9 @@ from tools.mutants import KNOWN_BAD
 CASES = {  # name: (stage, source): the known-bad kernels of the instrumented checks, and two solutions
     name: (case.stage, case.text) for name, case in KNOWN_BAD.items() if case.check in INSTRUMENT_CHECKS}
 CASES["stage 2 solution"] = ("tiled", solution_text("tiled"))
+# one seed for both sides: both draw the instrumented shape first from it, then A and B (Stage.instrument_shape);
+# seed 1 draws stage 2's cheaper shape (2 x 2 tiles, not 3 x 3) and partial tiles in stages 3 and 4
+SEED = 1
 CASES["stage 4 solution"] = ("tiled_transposed", solution_text("tiled_transposed"))
 
 SELFCHECK_DRIVER = r"""
@@ -34,7 +37,7 @@ for name, (stage_name, text) in json.loads(sys.stdin.read()).items():
     namespace = {"__name__": "notebook_" + str(len(out))}
     exec(compile(text, "<notebook cell>", "exec"), namespace)
     with contextlib.redirect_stdout(io.StringIO()):
-        run = selfcheck._Run(find(stage_name), namespace, seed=5)
+        run = selfcheck._Run(find(stage_name), namespace, seed=int(sys.argv[1]))
         run.instruments()
     out[name] = [[n, ok] for n, ok, _ in run.report.results]
 print(json.dumps(out))
@@ -43,7 +46,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def selfcheck_verdicts():
-    p = subprocess.run([sys.executable, "-c", SELFCHECK_DRIVER], input=json.dumps(CASES), cwd=ROOT, text=True,
+    p = subprocess.run([sys.executable, "-c", SELFCHECK_DRIVER, str(SEED)], input=json.dumps(CASES), cwd=ROOT, text=True,
                        capture_output=True, timeout=900, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -54,7 +57,7 @@ def selfcheck_verdicts():
 def test_selfcheck_and_grader_agree(name, selfcheck_verdicts, cfg, tmp_path):
     stage_name, text = CASES[name]
     stage = stages.find(stage_name)
-    g = engine.StageGrader(StageSource(stage, stage.filename, text), "sim", cfg, np.random.default_rng(5), str(tmp_path))
+    g = engine.StageGrader(StageSource(stage, stage.filename, text), "sim", cfg, np.random.default_rng(SEED), str(tmp_path))
     graded = {c.name: c.status == "passed" for c in g.judge_instruments(g.run(*g.instrument_job()))}
     notebook = dict(map(tuple, selfcheck_verdicts[name]))
     assert graded and graded == notebook, f"grader {graded} vs self-check {notebook}"

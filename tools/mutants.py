@@ -59,7 +59,7 @@ KNOWN_BAD = {
                                  "compiles", "missing matmul_naive: keep the names the exercise gives"),
     "shared shape not a constant": KnownBad(
         "tiled_transposed", (("cuda.shared.array((TILE, TILE_PAD), float32)", "cuda.shared.array((TILE, TILE + 1), float32)"),),
-        "compiles", "the GPU compiler rejected the kernel"),
+        "compiles", "the GPU compiler rejected matmul_tiled_transposed_kernel"),
     # shared_memory
     "missing TILE": KnownBad("tiled", (("TILE", "T"),),
                              "shared_memory", "define the tile size as a module constant"),
@@ -105,6 +105,12 @@ KNOWN_BAD = {
                    "        sB[ty, tx] = B[t * TILE + ty, col]\n"),), "races", "read-after-write"),
     "stage 3 without second barrier": KnownBad("tiled_general", (TILED_LOOP_END,), "races", "write-after-read"),
     "stage 4 without second barrier": KnownBad("tiled_transposed", (TRANSPOSED_LOOP_END,), "races", "write-after-read"),
+    # the tiles read through atomics: an atomic orders nothing against the next iteration's plain stores
+    "stage 3 atomic tile reads without second barrier": KnownBad(
+        "tiled_general", (TILED_LOOP_END, ("acc += sA[ty, k] * sB[k, tx]",
+                                           "acc += cuda.atomic.add(sA, (ty, k), float32(0.0)) * "
+                                           "cuda.atomic.add(sB, (k, tx), float32(0.0))")),
+        "races", "orders nothing"),
     # bank_conflicts
     "stage 4 unpadded": KnownBad("tiled_transposed", (("TILE_PAD = TILE + 1", "TILE_PAD = TILE"),),
                                  "bank_conflicts", "32-way"),
@@ -112,6 +118,19 @@ KNOWN_BAD = {
     "fake tiling": KnownBad("tiled", (("            acc += sA[ty, k] * sB[k, tx]",
                                        "            acc += A[row, t * TILE + k] * B[t * TILE + k, col]"),),
                             "data_reuse", "global memory instead of the shared tiles"),
+    # the same, the operands read through slices copied to local arrays (numpy copies them in bulk in the simulator)
+    "fake tiling through slices": KnownBad("tiled", (("        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, tx]\n",
+                                                      "        a = cuda.local.array(TILE, float32)\n"
+                                                      "        b = cuda.local.array(TILE, float32)\n"
+                                                      "        a[:] = A[row, t * TILE:(t + 1) * TILE]\n"
+                                                      "        b[:] = B[t * TILE:(t + 1) * TILE, col]\n"
+                                                      "        for k in range(TILE):\n            acc += a[k] * b[k]\n"),),
+                                           "data_reuse", "global memory instead of the shared tiles"),
+    # stage 4's tiles loaded and never read: a naive kernel in disguise (only data reuse and speed see it)
+    "stage 4 fake tiling": KnownBad("tiled_transposed", (("            acc += sA[ty, k] * sBT[tx, k]\n",
+                                                          "            if row < M and col < N and t * TILE + k < K:\n"
+                                                          "                acc += A[row, t * TILE + k] * B[t * TILE + k, col]\n"),),
+                                    "data_reuse", "global memory instead of the shared tiles"),
     # shortcuts
     "host product in the launcher": KnownBad(
         "naive", ((NAIVE_LAUNCH, "    C.copy_to_device(A.copy_to_host() @ B.copy_to_host())\n" + NAIVE_LAUNCH),),

@@ -164,3 +164,26 @@ def judge(g, group, result, inputs, n_groups):
 def past_end_message(count):
     return (f"\n{count} values were written past the end of C: threads outside C store anyway. "
             "Guard the store with `if row < M and col < N`.")
+
+
+def instrumented_product(C, A, B, tol, tile=None, past_end=0, facts=None):
+    """'' when the C of the simulator's instrumented run (races, bank conflicts, data reuse) is the product of A and B,
+    else why none of its counters can be credited, with where C is wrong. A wrong C that a race the run found explains
+    (the simulator runs a block's threads one after another, so a missing barrier corrupts C there) voids nothing:
+    the race check fails for it, and the loads and bank counts still describe the kernel."""
+    if ((facts or {}).get("races") or {}).get("count"):
+        return ""
+    M, K = A.shape
+    N = B.shape[1]
+    if C is None or C.shape != (M, N):
+        passed, message = False, f"{M}x{K} @ {K}x{N}: no output came back"
+    else:
+        passed, message = check_output(C, A, B, tol, tile)
+    if past_end:
+        passed, message = False, message + past_end_message(past_end)
+    if passed:
+        return ""
+    return ("not credited: the instrumented simulator run computed a wrong product, so its counters describe no "
+            "correct kernel. Make the product right first (the likely cause is below). Its shape is drawn at random "
+            "for each grade: a kernel right on the correctness shapes and wrong here treats some sizes differently "
+            "(a branch on M, N or K).\n" + message)

@@ -4,33 +4,52 @@ from . import missing_facts
 SLACK = 0.01  # rounding of the counters' ratios
 
 
-def judge_sim(facts, tile, reuse_fraction=0.5):
-    """(passed, message): reuse = 2K / (global loads per output) must reach tile * reuse_fraction.
+def tiled_reuse(M, N, tile):
+    """(reuse, reuse of A, reuse of B) of a kernel tiled by `tile` (blocks of tile x tile outputs) at M x K x N.
 
-    Meaningful on square sizes that are a multiple of the tile (see autograder/sim/__init__.py)."""
+    Each of the ceil(N / tile) columns of blocks loads all of A once, each of the ceil(M / tile) rows of blocks all
+    of B once; partial tiles at the edges load only the elements inside A and B. So every loaded element of A is
+    used N / ceil(N / tile) times, of B M / ceil(M / tile) times: tile, on sizes that are multiples of it."""
+    bx, by = -(-N // tile), -(-M // tile)
+    return 2 * M * N / (M * bx + N * by), N / bx, M / by
+
+
+def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
+    """(passed, message): the reuse 2K / (global loads per output) must reach `reuse_fraction` of what a kernel
+    tiled by `tile` reaches at the run's shape (tiled_reuse). More than that fails too (loads were skipped) where
+    `tile` is the module's own TILE; not where it stands for one the course does not allow (`tile_known` False: a
+    kernel tiled by 32 that the grader cannot read as such)."""
     missing, msg = missing_facts(facts, "global_loads")
     if missing:
         return False, msg
     g = facts["global_loads"]
-    need = tile * reuse_fraction
-    K = facts.get("shape", {}).get("K", g["naive_loads_per_output"] // 2)
+    naive = g["naive_loads_per_output"]
+    shape = facts.get("shape") or {}
+    M, K, N = shape.get("M"), shape.get("K", naive // 2), shape.get("N")
     if not g.get("A", 0) + g.get("B", 0):
         return False, ("no element of A or B was read inside the kernel: a kernel that reads neither cannot have "
                        "computed the product, so there is no reuse to credit")
+    if isinstance(M, int) and isinstance(N, int) and M > 0 and N > 0:
+        ideal, ideal_A, ideal_B = tiled_reuse(M, N, tile)
+    else:
+        ideal = ideal_A = ideal_B = float(tile)
+    ideal_ab = {"A": ideal_A, "B": ideal_B}
+    need = ideal * reuse_fraction
     reuse = g["reuse"]
-    naive = g["naive_loads_per_output"]
-    ideal = naive / tile
-    head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory "
-            f"(the naive kernel loads 2K = {naive}, a kernel tiled by {tile} loads 2K/TILE = {ideal:g}): "
-            f"every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")
-    if reuse > tile * (1 + SLACK):
-        return False, (f"{head}, more than the {tile} a kernel tiled by {tile} can reach: loads were skipped. A "
-                       "complete product reads every element of A and B once per tile step; look for a loop over "
-                       "the tiles that stops early (range(K // TILE - 1) drops the last tile) or a tile larger "
-                       "than TILE")
+    edges = " (partial tiles at the edges load fewer elements)" if (M or 0) % tile or (N or 0) % tile else ""
+    head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory (the naive "
+            f"kernel loads 2K = {naive}, a kernel tiled by {tile} loads {naive / ideal:.4g} at M x K x N = {M} x {K} x "
+            f"{N}{edges}): every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")
+    if reuse > ideal * (1 + SLACK) and tile_known:
+        return False, (f"{head}, more than the {ideal:.4g} a kernel tiled by {tile} can reach here: loads were "
+                       "skipped. A complete product reads every element of A and B once per tile step; look for a "
+                       "loop over the tiles that stops early (range(K // TILE - 1) drops the last tile) or a tile "
+                       "larger than TILE")
     if reuse >= need:
-        return True, f"data reuse OK: {head}, at least {need:g} needed"
-    low = [name for name in ("A", "B") if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < need]
+        return True, (f"data reuse OK: {head}, at least {need:.4g} needed ({reuse_fraction:g} of the {ideal:.4g} a "
+                      f"kernel tiled by {tile} reaches here)")
+    low = [name for name in ("A", "B")
+           if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < ideal_ab[name] * reuse_fraction]
     low = low or ["A", "B"]
     from_global = [name for name in low if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < 2]
     by_line = {}
@@ -42,7 +61,8 @@ def judge_sim(facts, tile, reuse_fraction=0.5):
         loads = " and ".join(f"{p['array']} {p['per_output']:g}" for p in ps)
         parts.append(f"line {line}{(' (`' + src + '`)') if src else ''} loads {loads} times per output element")
     where = "; ".join(parts)
-    msg = f"too little data reuse: {head}, but at least {need:g} is needed. "
+    msg = (f"too little data reuse: {head}, but at least {need:.4g} is needed ({reuse_fraction:g} of the "
+           f"{ideal:.4g} a kernel tiled by {tile} reaches here). ")
     if from_global:
         which = " and ".join(from_global)
         msg += (f"The kernel reads operands from global memory instead of the shared tiles: {which} "
@@ -53,14 +73,11 @@ def judge_sim(facts, tile, reuse_fraction=0.5):
                 "thread), cuda.syncthreads(), then take the inner product from the shared arrays "
                 "(sA[ty, k] * sB[k, tx]), not from A and B.")
     else:
-        per = " and ".join(f"each element of {n} loaded from global memory is used only {g[f'reuse_{n}']:g} times"
+        per = " and ".join(f"each element of {n} loaded from global memory is used only {g[f'reuse_{n}']:g} times, "
+                           f"where a kernel tiled by {tile} uses it {ideal_ab[n]:.4g} times here"
                            for n in low if g.get(f"reuse_{n}") is not None)
-        msg += f"{per[:1].upper()}{per[1:]}, where a tile of {tile} should use it {tile} times"
+        msg += f"{per[:1].upper()}{per[1:]}"
         msg += f" ({where}). " if where else ". "
         msg += ("Check that each block loads every tile of A and B exactly once (one element per thread) and "
                 "that the inner product loop reads the whole shared tile.")
-    M, N = facts.get("shape", {}).get("M"), facts.get("shape", {}).get("N")
-    if K < tile or any(isinstance(v, int) and v % tile for v in (M, K, N)):
-        msg += (f" (Measured at M x K x N = {M} x {K} x {N}; with sizes that are not multiples of {tile} "
-                "this figure is lower even for a well-tiled kernel.)")
     return False, msg

@@ -34,6 +34,12 @@ def _at(side):
     return f"line {side['line']}{src}"
 
 
+def _verb(side):
+    if side.get("atomic"):
+        return "updates (cuda.atomic.*)" if side["access"] == "write" else "reads (cuda.atomic.*)"
+    return {"read": "reads", "write": "writes"}[side["access"]]
+
+
 def _nth(n):
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
@@ -61,12 +67,11 @@ def judge_sim(facts):
     ex = races["examples"][0]
     first, second = ex["first"], ex["second"]
     kind = ex["kind"]
-    verb = {"read": "reads", "write": "writes"}
     more = "+" if races.get("capped") else ""
     n = races["count"]
     msg = (f"shared-memory race ({kind}) on {ex['array']}, element {ex['index']} in block "
-           f"{_thread(ex['block'])}: thread {_thread(first['thread'])} {verb[first['access']]} it at "
-           f"{_at(first)} and thread {_thread(second['thread'])} {verb[second['access']]} it at "
+           f"{_thread(ex['block'])}: thread {_thread(first['thread'])} {_verb(first)} it at "
+           f"{_at(first)} and thread {_thread(second['thread'])} {_verb(second)} it at "
            f"{_at(second)}, {_epoch_words(ex['epoch'])}, so nothing orders the two accesses. "
            f"{n}{more} shared element{'' if n == 1 else 's'} raced on in all, counted once per block and "
            f"barrier interval")
@@ -87,6 +92,10 @@ def judge_sim(facts):
         msg += ("Likely cause: two threads store to the same shared element: make the store index depend "
                 "on both threadIdx.x and threadIdx.y so that every thread writes its own element, or "
                 "separate the stores with cuda.syncthreads().")
+    if first.get("atomic") or second.get("atomic"):
+        msg += (" An atomic (cuda.atomic.*) makes its own update indivisible but orders nothing: another thread's "
+                "plain access to the same element still needs a cuda.syncthreads() between the two, as it would "
+                "without the atomic.")
     others = [e for e in races["examples"][1:] if (e["array"], e["kind"]) != (ex["array"], kind)]
     if others:
         o = others[0]

@@ -7,7 +7,7 @@ RACECHECK_N = 64       # racecheck at N=256 ran past 5 minutes: keep it tiny
 NCU_N = 256
 SIM = {"races": "no shared-memory races (simulator race detector)",
        "bank_conflicts": "no shared-memory bank conflicts (simulator bank counter)"}
-DATA_REUSE = "each global load of A and B reused at least TILE/2 times (simulator load counter)"
+DATA_REUSE = "each global load of A and B reused at least half as often as in a TILE-tiled kernel (simulator load counter)"
 
 
 def title(g, key, group=None):

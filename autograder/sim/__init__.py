@@ -34,7 +34,8 @@ How the instruments work
   with NumPy after the block. ``line`` is the line of the innermost frame whose
   ``co_filename`` is ``job["module_path"]`` (the student file; device
   functions in that file report their own lines). Accesses made by
-  ``cuda.atomic.*`` are marked atomic and never count as races.
+  ``cuda.atomic.*`` are marked atomic (see Races). A bulk read of a shared
+  array by numpy (``la[:] = sA[ty, :]``) is logged as a read of every element.
   Indexing that yields a sub-array (``sA[ty][k]``) returns a proxy of the view,
   so the element access is logged with its true address.
 * Barriers: ``BlockThread.syncthreads`` records the position in the thread's
@@ -46,6 +47,8 @@ How the instruments work
   their class switched to a FakeCUDAArray subclass whose ``__getitem__``
   counts scalar element loads per source line (per-thread dicts, bounded
   memory); their identity, data and every other behaviour are unchanged.
+  Loads through a slice count too (``a = A[row, :]`` then ``a[k]``; and
+  ``la[:K] = A[row, :]``, which numpy is made to read element by element).
 * ``BlockManager.run`` is wrapped: after each block has finished, its logs are
   analysed with NumPy and dropped, so memory is bounded by one block's log
   (and each thread stops logging shared accesses after
@@ -54,9 +57,14 @@ How the instruments work
 
 Races
 -----
-Within one block, one shared array, one byte address and one epoch: if at
-least two different threads touch it and at least one of the accesses is a
-(non-atomic) write, that (block, array, epoch, address) is one race. The
+Within one block, one shared array, one byte address and one epoch: if two
+different threads touch it, not both through ``cuda.atomic.*``, and one of the
+two writes (a plain write against any access of another thread, or an atomic
+update against another thread's plain read), that (block, array, epoch,
+address) is one race. Two atomics to one address never race with each other:
+an atomic makes the update indivisible, but it orders nothing against plain
+accesses, so reading a tile through ``cuda.atomic.add(sA, (ty, k), 0)`` still
+needs both barriers. The
 missing second barrier is caught this way: the next iteration's store to sA
 falls in the same epoch as the other threads' reads of the previous tile
 (so it needs a shape with at least two tiles along K).
@@ -92,10 +100,13 @@ Data reuse
 Every scalar element read of A or B inside a kernel is one global load. The
 naive kernel loads 2K elements per output element, so
 ``reuse = 2 * K * M * N / (loads of A + loads of B)``: a TILE-tiled kernel
-reaches TILE. Measure it on square sizes that are a multiple of the tile
-(the grader uses e.g. 32 x 32 x 32 with TILE = 16): with partial tiles the
-masked loads make the number harder to read. ``judge_data_reuse`` passes when
-``reuse >= tile * reuse_fraction``.
+reaches TILE on sizes that are multiples of the tile, and
+``2MN / (M * ceil(N / TILE) + N * ceil(M / TILE))`` on any size (partial
+tiles at the edges load only the elements inside A and B).
+``checks/data_reuse.judge_sim`` derives that figure from the run's shape and
+passes when the kernel reaches ``reuse_fraction`` of it. The grader draws the
+shape of the instrumented run from its secret generator
+(``Stage.instrument_shape``) and checks the run's C too.
 
 Facts format (JSON-serialisable dict returned by ``run_instrumented``)
 ----------------------------------------------------------------------

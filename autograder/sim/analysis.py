@@ -148,15 +148,15 @@ class BlockAnalysis:
 
     def _races(self, c, grid_point, threads):
         np = self.np
-        ok = (c["kind"] & 2) == 0                 # atomics never race
-        if not ok.any():
+        if c["tid"].size == 0:
             return
-        sub = c if ok.all() else {k: v[ok] for k, v in c.items()}
-        # sort by (array, epoch, address, thread): a group of equal (array, epoch, address) is one
-        # candidate; it races when it holds a write and at least two distinct threads
-        key = _mix(np, sub["base"], sub["epoch"], sub["addr"])
-        order = np.argsort(_mix(np, key, sub["tid"]), kind="stable")
-        ks, ts = key[order], sub["tid"][order]
+        # sort by (array, epoch, address, thread): a group of equal (array, epoch, address) is one candidate. It
+        # races when two different threads touch it, not both atomically, and one of the two writes: a plain
+        # write against anything another thread does there, or an atomic update (cuda.atomic.*, which writes)
+        # against another thread's plain read. Two atomics never race with each other.
+        key = _mix(np, c["base"], c["epoch"], c["addr"])
+        order = np.argsort(_mix(np, key, c["tid"]), kind="stable")
+        ks, ts, kind = key[order], c["tid"][order], c["kind"][order]
         newk = np.ones(ks.size, dtype=bool)
         newk[1:] = ks[1:] != ks[:-1]
         newp = newk.copy()
@@ -164,24 +164,33 @@ class BlockAnalysis:
         starts = np.flatnonzero(newk)
         ends = np.append(starts[1:], ks.size)
         nthreads = np.add.reduceat(newp.astype(np.int64), starts)
-        nwrites = np.add.reduceat(sub["kind"][order] & 1, starts)
-        racy = np.flatnonzero((nwrites > 0) & (nthreads >= 2))
+        plain_writes = np.add.reduceat((kind == 1).astype(np.int64), starts)
+        atomic_writes = np.add.reduceat((kind == 3).astype(np.int64), starts)
+        plain = np.add.reduceat((kind < 2).astype(np.int64), starts)
+        racy = (nthreads >= 2) & (plain_writes > 0)
+        maybe = ~racy & (atomic_writes > 0) & (plain > 0)
+        if maybe.any():   # distinct threads among the atomic writes and plain reads of those groups
+            group = np.cumsum(newk) - 1
+            rows = np.flatnonzero(maybe[group] & (kind != 2))
+            first = np.ones(rows.size, dtype=bool)
+            first[1:] = (ks[rows][1:] != ks[rows][:-1]) | (ts[rows][1:] != ts[rows][:-1])
+            pair = np.bincount(group[rows], weights=first, minlength=starts.size)
+            racy |= maybe & (pair >= 2)
+        racy = np.flatnonzero(racy)
         if racy.size == 0:
             return
         self.race_count = min(RACE_COUNT_CAP, self.race_count + int(racy.size))
-        for b, n in zip(*np.unique(sub["base"][order[starts[racy]]], return_counts=True)):
+        for b, n in zip(*np.unique(c["base"][order[starts[racy]]], return_counts=True)):
             label = self.bases[int(b)]["label"]
             self.race_per_base[label] = min(RACE_COUNT_CAP, self.race_per_base.get(label, 0) + int(n))
         # classify a few races and keep examples (one per array, kind and pair of lines)
         by_tid = {t.thread_id: t for t in threads}
         for g in racy[:EXAMINED_RACES_PER_BLOCK]:
             lo, hi = int(starts[g]), int(ends[g])
-            acc = [{"tid": int(sub["tid"][i]), "write": bool(sub["kind"][i] & 1), "ord": int(sub["ord"][i]),
-                    "line": int(sub["line"][i])} for i in order[lo:hi]]
+            acc = [{"tid": int(c["tid"][i]), "write": bool(c["kind"][i] & 1), "atomic": bool(c["kind"][i] & 2),
+                    "ord": int(c["ord"][i]), "line": int(c["line"][i])} for i in order[lo:hi]]
             lo = int(order[lo])
-            a = next(x for x in acc if x["write"])
-            others = [x for x in acc if x["tid"] != a["tid"]]
-            b = next((x for x in others if not x["write"]), others[0])
+            a, b = _race_pair(acc)
             if b["write"]:
                 kind, first, second = WAW, a, b
             elif a["ord"] <= b["ord"]:
@@ -189,13 +198,13 @@ class BlockAnalysis:
             else:
                 kind, first, second = WAR, b, a
             self.race_kinds[kind] = self.race_kinds.get(kind, 0) + 1
-            bid = int(sub["base"][lo])
+            bid = int(c["base"][lo])
             ex_key = (bid, kind, first["line"], second["line"])
             if len(self.race_examples) >= MAX_RACE_EXAMPLES or ex_key in self.example_keys:
                 continue
             self.example_keys.add(ex_key)
             info = self.bases[bid]
-            byte = int(sub["addr"][lo])
+            byte = int(c["addr"][lo])
             if info["name"] is None and info["label"].startswith("dynamic"):
                 index = [byte]
             else:
@@ -204,10 +213,10 @@ class BlockAnalysis:
             def side(x):
                 t = by_tid[x["tid"]]
                 return {"thread": [int(v) for v in t.threadIdx], "access": "write" if x["write"] else "read",
-                        "line": x["line"], "source": self.source(x["line"])}
+                        "atomic": x["atomic"], "line": x["line"], "source": self.source(x["line"])}
             self.race_examples.append({"array": info["label"], "index": index,
                                        "block": [int(v) for v in grid_point] + [0] * (3 - len(grid_point)),
-                                       "epoch": int(sub["epoch"][lo]), "kind": kind,
+                                       "epoch": int(c["epoch"][lo]), "kind": kind,
                                        "first": side(first), "second": side(second)})
 
     def _banks(self, c):
@@ -263,6 +272,23 @@ class BlockAnalysis:
             acc[1] += float(total[k])
             acc[2] = max(acc[2], int(mx[k]))
             acc[3] += int(round(total[k])) - int(n[k])
+
+
+def _race_pair(acc):
+    """(a, b): two accesses of one racy (array, epoch, address) group by different threads, not both atomic, `a` a
+    write: a plain write and, by preference, another thread's read; else an atomic update and another thread's plain
+    read."""
+    writes = [x for x in acc if x["write"] and not x["atomic"]]
+    if writes:
+        a = writes[0]
+        others = [x for x in acc if x["tid"] != a["tid"]]
+        return a, next((x for x in others if not x["write"]), others[0])
+    atomics = [x for x in acc if x["write"] and x["atomic"]]
+    reads = [x for x in acc if not x["atomic"]]
+    a = next((x for x in atomics if x["tid"] != reads[0]["tid"]), None)
+    if a is not None:
+        return a, reads[0]
+    return atomics[0], next(x for x in reads if x["tid"] != atomics[0]["tid"])
 
 
 def _mix(np, *cols):

@@ -5,6 +5,9 @@ numba-cuda 0.30.4's CUDA simulator raises for an ``alignment`` argument of ``cud
 changes what a kernel computes. A kernel tuned for the GPU (the stage 5 challenge's fastest: 16-byte-aligned shared
 tiles for 128-bit loads, a register cap for two blocks per SM) would fail every check of the simulator tier. Here
 the simulator takes them and ignores them; the PTX compile and the GPU tier use them as written.
+
+The simulator's array shapes also refuse an index from the end (``N = B.shape[-1]`` raises IndexError), which a
+device array's shape on the host and numba's kernels on the GPU both take: here they take it too.
 """
 import sys
 
@@ -31,6 +34,8 @@ def accept_gpu_options():
         return local_array(self, shape, dtype)
     kernelapi.FakeCUDALocal.array = local_array_any_alignment
     kernelapi.FakeCUDAShared.array = _shared_array
+    from numba.cuda.simulator.cudadrv import devicearray
+    devicearray.FakeShape.__getitem__ = tuple.__getitem__  # B.shape[-1], as on the GPU
 
 
 def _shared_array(self, shape, dtype, alignment=None):

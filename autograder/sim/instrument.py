@@ -18,8 +18,8 @@ def run_instrumented(launches, A, B, C, job) -> dict:
     ``replay`` would, so C ends up as a plain replay leaves it. A and B are
     the grader's device arrays (their element loads are counted), C the
     output. ``job["module_path"]`` is the student's file; access lines are
-    reported from frames in that file. For the data-reuse figure use square
-    sizes that are a multiple of the tile (e.g. 32 x 32 x 32 with TILE 16).
+    reported from frames in that file. Any shape will do: the data-reuse judge
+    derives its bar from the shape (checks/data_reuse.py).
     """
     from numba.cuda.simulator import kernel as sim_kernel
     from numba.cuda.simulator import kernelapi as sim_api

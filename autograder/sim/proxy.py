@@ -115,9 +115,18 @@ def _make_shared_proxy(rec):
                 yield self[i]
 
         def __array__(self, dtype=None, copy=None):
+            # numpy reading the array in bulk inside a kernel (la[:] = sA[ty, :]): one read of every element
+            log = getattr(tls, "log", None)
+            if log is not None:
+                log.append((locate(getframe(1)) << LINE_SHIFT) + self._code)
+                log.append(Ellipsis)
+                if len(log) >= rec.thread_cap:
+                    full(log)
             return self._a if dtype is None else self._a.astype(dtype)
 
         def __getattr__(self, name):
+            if name.startswith("__array"):   # no bulk access around __array__ (and its log)
+                raise AttributeError(name)
             return getattr(self._a, name)
 
         def __repr__(self):
@@ -137,6 +146,8 @@ def _make_counting_array(base_cls, code, rec):
 
     class CountingArray(base_cls):
         def __getitem__(self, idx):
+            if type(idx) is str and idx.startswith("__"):   # numpy asking a kernel's array for __array_struct__
+                raise AttributeError(idx)                     # (see __getattr__): there is none
             ret = self._ary[idx]
             if type(ret) is ndarray:             # a view: count its element loads later
                 return CountingArray(ret, stream=self.stream)
@@ -148,6 +159,14 @@ def _make_counting_array(base_cls, code, rec):
             gl = tls.gl
             gl[key] = gl.get(key, 0) + 1
             return ret
+
+        def __getattr__(self, name):
+            # Inside a kernel, numpy would copy a slice in bulk through these (la[:K] = A[row, :], sA[ty, :] =
+            # A[row, k0:k1]) and no element load would be counted. Without them numpy reads the slice as a
+            # sequence, one __getitem__ per element, and each of those loads counts at the kernel's line.
+            if name.startswith("__array") and getattr(tls, "gl", None) is not None:
+                raise AttributeError(name)
+            return base_cls.__getattr__(self, name)
 
     CountingArray.__name__ = base_cls.__name__
     CountingArray.__qualname__ = base_cls.__qualname__

@@ -78,19 +78,34 @@ def matmul_tiled(A, B, C):
 '''
 
 
-@pytest.mark.parametrize("tile", ["1", "-16", "100000", "2 ** 20", "16.0"])
-def test_a_tile_outside_the_courses_scores_the_stage_0_before_anything_runs(grade_text, monkeypatch, tile):
+@pytest.mark.parametrize("tile", ["1", "8", "0", "-16", "100000", "2 ** 20", "16.0", "round(32.0)"])
+def test_a_tile_outside_the_courses_is_judged_by_the_courses_own(cfg, tile, tmp_path):
     """TILE = 1 let a naive kernel pass stage 2 (13/13: the student's TILE set the bar); TILE = -16 and 100000
-    crashed the grader (a negative shape, a 74.5 GiB array). Each is the student's error, said in the report."""
-    from autograder import sandbox
-
-    def no_child(*args, **kwargs):
-        raise AssertionError("a child was started for a stage whose TILE the course does not allow")
-    monkeypatch.setattr(sandbox, "run_child", no_child)
-    r = grade_text("tiled", NAIVE_AS_TILED.replace("TILE = 1", f"TILE = {tile}"))
-    assert r.score == 0 and r.max_score > 0
-    out = [c for c in r.checks if c.key == "shortcuts"][0].output
-    assert "line 3: TILE = " in out and "the course's tile sizes are 16 and 32" in out, out
+    crashed the grader (a negative shape, a 74.5 GiB array); then any TILE outside the course's zeroed the stage,
+    a correct kernel with TILE = 8 included. Now the grammar passes it, the grader sizes its shapes and time limits
+    and judges the tiling by the course's first tile, and the shared-memory check fails naming the sizes (a whole
+    grade: tests/test_tiling_judged.py)."""
+    import numpy as np
+    from autograder import stages
+    from autograder.checks import data_reuse, shared_memory
+    from autograder.engine.stage import StageGrader
+    from autograder.submission import StageSource
+    from checkkit import child_result
+    text = NAIVE_AS_TILED.replace("TILE = 1", f"TILE = {tile}")
+    g = StageGrader(StageSource(stages.find("tiled"), "s2_tiled.py", text), "sim", cfg, np.random.default_rng(1),
+                    str(tmp_path))
+    assert violations(text) == [] and g.tile == 16
+    assert "line 3: TILE = " in g.tile_note and "the course's tile sizes are 16 and 32" in g.tile_note, g.tile_note
+    assert "judged the tiling by the course's TILE = 16" in g.tile_note
+    assert g.shape_groups() == {"one tile": [(16, 16, 16)], "2 x 2 tiles": [(32, 32, 32)]}
+    assert g.instrument_shape() in [(32, 32, 32), (48, 48, 48)] and g.sim_timeout([g.instrument_shape()]) < 60
+    c = shared_memory.judge(g, child_result({"shared_arrays": [1024, 1024], "barriers": 2}))
+    assert c.status == "failed" and "the course's tile sizes are 16 and 32" in c.output
+    naive = {"shape": {"M": 32, "K": 32, "N": 32},   # the naive kernel's loads: the bar is the course's tile's
+             "global_loads": {"A": 32768, "B": 32768, "outputs": 1024, "loads_per_output": 64.0,
+                              "naive_loads_per_output": 64, "reuse": 1.0, "reuse_A": 1.0, "reuse_B": 1.0,
+                              "per_line": []}}
+    assert not data_reuse.judge_sim(naive, g.tile, cfg["structure"]["reuse_fraction"])[0]
 
 
 def test_a_tile_worked_out_from_constants_is_the_one_graded(cfg):
