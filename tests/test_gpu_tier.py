@@ -101,6 +101,12 @@ def test_dressed_up_naive_fails_speed(grade_text):
     assert "needs 3.0x" in failed(grade_text("tiled", DRESSED_UP_NAIVE, device="gpu"), "speed")
 
 
+def test_stage4_naive_with_unused_tiles_fails_data_reuse_and_speed(grade_text):
+    r = grade_text("tiled_transposed", KNOWN_BAD["stage 4 fake tiling"].text, device="gpu")
+    assert "global memory instead of the shared tiles" in failed(r, "data_reuse")
+    assert "needs 2.5x" in failed(r, "speed")
+
+
 @pytest.mark.parametrize("tile", [16, 32])
 def test_textbook_tiled_passes_speed(grade_text, tile):
     passed(grade_text("tiled", mutate("tiled", ("TILE = 16", f"TILE = {tile}")), device="gpu"), "speed")
@@ -142,5 +148,5 @@ def test_kernel_the_gpu_compiler_rejects(grade_text):
     with the compiler's message, and correctness, which has nothing to launch."""
     text = mutate("tiled", ("cuda.shared.array((TILE, TILE), float32)", "cuda.shared.array((A.shape[0], TILE), float32)"))
     r = grade_text("tiled", text, device="gpu")
-    assert "rejected the kernel" in failed(r, "compiles")
+    assert "the GPU compiler rejected matmul_tiled_kernel" in failed(r, "compiles")
     failed(r, "correct")

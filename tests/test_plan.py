@@ -92,7 +92,7 @@ def test_a_kernel_the_gpu_compiler_rejects_fails_the_compile_check_and_no_runner
                                           "cuda.shared.array((A.shape[0], TILE), float32)", 1)
     g, result = build(cfg, text, tmp_path, stages.find("tiled"))
     verdict = compiles.judge(g, result)
-    assert verdict.status == "failed" and "rejected the kernel" in verdict.output
+    assert verdict.status == "failed" and "the GPU compiler rejected matmul_tiled_kernel" in verdict.output
     assert g.runner_job("run", [(16, 16, 16)], count=1) == (None, "the kernels were not built (see the compile check)")
 
 

@@ -25,6 +25,14 @@ ARRAY_TYPES = ("array(float32, 2d, C)", "array(float32, 2d, A)")
 OPERANDS = ("A", "B", "C")
 COMPILER_ERRORS = ("TypingError", "LoweringError", "NvvmError", "NvvmSupportError", "UnsupportedError",
                    "CompilerError", "NumbaError")
+# compiler errors that say the compiler itself is missing (the grader's machine), not that it rejected the code
+MISSING_COMPILER = ("NvvmSupportError", "DynamicLibNotFoundError")
+_FAILED = []  # the functions whose compile raised, innermost first (stand_in records them)
+
+
+def compiler_error(exc):
+    """True for an error of numba's compiler (any subclass of its NumbaError, NVVM's) or of a missing compiler."""
+    return any(c.__name__ in COMPILER_ERRORS + MISSING_COMPILER for c in type(exc).__mro__)
 
 
 def stand_in(cc):
@@ -35,6 +43,45 @@ def stand_in(cc):
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=tuple(cc))
     codegen.CUDACodeLibrary._ensure_cc = lambda self, wanted: wanted if wanted is not None else target
     dispatcher._Kernel.bind = lambda self: None  # loading needs a context; the runners load
+    for attr in ("compile", "compile_device"):  # which function the compiler rejected: a kernel or a device function
+        setattr(dispatcher.CUDADispatcher, attr, _naming_failures(getattr(dispatcher.CUDADispatcher, attr)))
+
+
+def _naming_failures(compile_method):
+    def compile_naming_failures(self, *args, **kwargs):
+        try:
+            return compile_method(self, *args, **kwargs)
+        except Exception:
+            _FAILED.append(getattr(self.py_func, "__name__", "?"))
+            raise
+    return compile_naming_failures
+
+
+class Rejected(Exception):
+    """The GPU compiler rejected a function a launched kernel needs: `function` (the kernel, or the device function
+    it calls that failed), `kernel` (the launched kernel), the compiler's own error."""
+
+    def __init__(self, kernel, error, failed=()):
+        function = failed[0] if failed else kernel
+        self.kernel, self.function, self.error = kernel, function, error
+        what = f"{function} (a device function that {kernel} calls)" if function != kernel else kernel
+        super().__init__(f"the GPU compiler rejected {what}: {type(error).__name__}: {str(error)[:1500]}")
+
+    @property
+    def compiler_missing(self):
+        return type(self.error).__name__ in MISSING_COMPILER
+
+
+def compile_error_facts(exc):
+    """The compile facts of a compiler error (`exc`: Rejected, or a compiler error raised at import by a kernel or
+    device function with an explicit signature, which numba compiles there): compile_error, and the rejected
+    function's name unless the compiler itself is missing."""
+    if not isinstance(exc, Rejected):
+        exc = Rejected(_FAILED[0] if _FAILED else "a function with an explicit signature", exc, _FAILED[:1])
+    facts = {"compile_error": str(exc)}
+    if compiler_error(exc.error) and not exc.compiler_missing:
+        facts["rejected"] = exc.function
+    return facts
 
 
 class _Capture:
@@ -86,7 +133,14 @@ def plan_shape(module, job, shape, specs, kernels_of):
     real = dispatcher._Kernel.launch
     dispatcher._Kernel.launch = lambda self, *a, **k: capture(self, *a, **k)
     try:
-        L.replay(recorded)  # numba picks (and compiles) the specialisation and "launches" it: recorded here
+        for name, kernel, config, args in recorded:  # numba picks (and compiles) the specialisation and
+            del _FAILED[:]                             # "launches" it: recorded here
+            try:
+                kernel[config](*args)
+            except Exception as exc:
+                if compiler_error(exc):
+                    raise Rejected(name, exc, _FAILED) from exc
+                raise
     finally:
         dispatcher._Kernel.launch = real
     if len(capture.launches) != len(recorded):
@@ -94,8 +148,14 @@ def plan_shape(module, job, shape, specs, kernels_of):
     plan = []
     for (name, *_), (kernel, args, griddim, blockdim, sharedmem) in zip(recorded, capture.launches):
         if id(kernel) not in kernels_of:
+            try:
+                spec = describe(name, kernel)  # NVVM turns the kernel into PTX here
+            except Exception as exc:
+                if compiler_error(exc):
+                    raise Rejected(name, exc) from exc
+                raise
             kernels_of[id(kernel)] = len(specs)
-            specs.append(describe(name, kernel))
+            specs.append(spec)
         packed = []
         for arg, numba_type in zip(args, kernel.argument_types):
             operand = next((o for o, x in zip(OPERANDS, (A, B, C)) if arg is x), None)
@@ -136,22 +196,29 @@ def task_build(job, module):
     facts["kernels"], facts["plans"] = specs, plans
     if not facts["is_cuda_kernel"]:
         return facts, {}
-    for shape in job["shapes"]:
+    for shape in job.get("shapes", ()):  # none: the stage kernel alone, for the grader's arrays (below)
         try:
             plans.append({"launches": plan_shape(module, job, shape, specs, kernels_of)})
         except LaunchError as exc:
             plans.append({"error": {"kind": "launch", "message": str(exc)}})
+        except Rejected as exc:  # a launched kernel (or a device function it calls) does not compile
+            facts.update(compile_error_facts(exc))
+            plans += [{"error": {"kind": "compile", "message": str(exc)}}] * (len(job["shapes"]) - len(plans))
+            break
         except Exception as exc:
             plans.append({"error": _launcher_error(exc, job)})
-            if type(exc).__name__ in COMPILER_ERRORS:  # it will not compile at any other size either
+            if compiler_error(exc):  # it will not compile at any other size either
                 plans += [plans[-1]] * (len(job["shapes"]) - len(plans))
                 break
     stage = next((i for i, spec in enumerate(specs) if spec["name"] == job["kernel"]), None)
-    if stage is None:  # never launched: the stage kernel for the grader's arrays alone, for the compile check
+    if "compile_error" in facts:  # a launched kernel does not compile: nothing is built
+        specs.clear()
+    elif stage is None:  # never launched: the stage kernel for the grader's arrays alone, for the compile check
         try:
+            del _FAILED[:]
             specs.insert(0, describe(job["kernel"], kernel.compile((float32[:, ::1],) * 3)))
         except Exception as exc:  # the GPU compiler rejected the kernel (or it takes more than A, B, C)
-            facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
+            facts.update(compile_error_facts(Rejected(job["kernel"], exc, _FAILED)))
             if plans and all("error" in p for p in plans) and "Signature mismatch" in str(exc):
                 facts["compile_error"] = (f"{job['kernel']} takes more than A, B and C, and the launcher failed at "
                                           f"every size ({plans[0]['error']['message'][:300]}), so the grader cannot "
@@ -165,6 +232,8 @@ def task_build(job, module):
         for plan in plans:
             for item in plan.get("launches", ()):
                 item["kernel"] = order.get(item["kernel"], item["kernel"])
+    if specs:
+        facts["compiled"] = list(dict.fromkeys(spec["name"] for spec in specs))
     return facts, {}
 
 

@@ -73,13 +73,15 @@ def main():
         import threading
         threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
         from autograder.sim.gpu_options import accept_gpu_options
+        from autograder.sim.warp import install as install_warp_functions
         accept_gpu_options()
+        install_warp_functions()  # the warp functions numba's simulator lacks (sim/warp.py)
     import numpy as np
     from autograder.child import tasks, timing
     from autograder.child.tasks import describe_error
     inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}
-    module = None
+    module = loaded = None
     started = time.perf_counter()
     try:
         if job["task"] == "warm":  # the grader's own kernels only: no student module
@@ -87,16 +89,17 @@ def main():
         elif runner(job):  # a GPU-tier runner: launches the build child's checked plan, never the module
             pass
         else:
-            if job["task"] == "build":
+            if job["device"] == "ptx":  # the build child, or the simulator tier's compile child: no GPU
                 from autograder.child.build import stand_in
-                stand_in(job["cc"])
-            elif job["device"] == "ptx":
-                from autograder.child.ptx_target import stand_in
                 stand_in(job["cc"])
             module = load_student_module(job["module_path"], job["module"])
         loaded = time.perf_counter()
     except Exception as exc:
-        facts["import_error"] = describe_error(exc, job.get("module_path"))
+        from autograder.child.build import compile_error_facts, compiler_error
+        if job["device"] == "ptx" and compiler_error(exc):
+            facts.update(compile_error_facts(exc))  # an explicit signature, compiled at import as on a GPU
+        else:
+            facts["import_error"] = describe_error(exc, job.get("module_path"))
     if module is not None or runner(job):
         try:
             if job["task"] == "run":
@@ -117,7 +120,7 @@ def main():
     facts["cpu_s"] = usage.ru_utime + usage.ru_stime  # every thread of this process, for the parent's profile
     # Where the child's own seconds went (the parent's profile): grader imports, the student module (numba's
     # import with it), the task.
-    facts["phases"] = {"imports_s": started - begun, "module_s": (loaded if "import_error" not in facts else
+    facts["phases"] = {"imports_s": started - begun, "module_s": (loaded if loaded is not None else
                                                                   time.perf_counter()) - started}
     facts["phases"]["task_s"] = facts["seconds"] - facts["phases"]["module_s"]
     with open(job["result_path"], "wb") as f:  # the one file the sandbox lets the child write

@@ -17,6 +17,14 @@ def is_cuda_kernel(obj):
     return cls.__name__ in ("CUDADispatcher", "FakeCUDAKernel") and cls.__module__.startswith("numba.cuda")
 
 
+def is_device_function(obj):
+    """True for a @cuda.jit(device=...) function (any true value, as numba reads it): called from kernels, never
+    launched."""
+    if not is_cuda_kernel(obj):
+        return False
+    return bool(getattr(obj, "_device", None) or getattr(obj, "targetoptions", {}).get("device"))
+
+
 class _RecordingKernel:
     def __init__(self, name, kernel, launches):
         self._name, self._kernel, self._launches = name, kernel, launches
@@ -51,15 +59,30 @@ def compile_launches(launches):
         compile_for(kernel, *args)
 
 
+def _nothing_to_wait_for():
+    """cuda.synchronize() while the launches are recorded: nothing has run (and the GPU tier's build child has no
+    GPU to ask). The grader synchronises after the launches it replays."""
+
+
 def record_launches(module, launcher_name, A, B, C):
-    """Call the launcher with the kernels swapped for recorders; return the launches."""
+    """Call the launcher with the kernels swapped for recorders, and cuda.synchronize for a no-op; return the
+    launches."""
+    from numba import cuda
     kernels = {n: k for n, k in vars(module).items() if is_cuda_kernel(k)}
+    wait = cuda.synchronize
+    waits = [n for n, v in vars(module).items() if v is wait]  # from numba.cuda import synchronize
     launches = []
     for name, kernel in kernels.items():
         setattr(module, name, _RecordingKernel(name, kernel, launches))
+    cuda.synchronize = _nothing_to_wait_for
+    for name in waits:
+        setattr(module, name, _nothing_to_wait_for)
     try:
         result = getattr(module, launcher_name)(A, B, C)
     finally:
+        cuda.synchronize = wait
+        for name in waits:
+            setattr(module, name, wait)
         for name, kernel in kernels.items():
             setattr(module, name, kernel)
     if result is not None:
@@ -74,7 +97,12 @@ def validate(launches, kernel_name, A, B, C):
             f"the launcher never launched {kernel_name}; call it as {kernel_name}[blocks, threads](A, B, C)"
             " by its module-level name")
     allowed = (A, B, C)
-    for name, _, config, args in launches:
+    for name, kernel, config, args in launches:
+        if is_device_function(kernel):
+            raise LaunchError(
+                f"{name} is a device function (@cuda.jit(device=...)), and the launcher launches it as a kernel: "
+                f"no GPU can launch a device function (the simulator runs it once, as plain Python). Call {name} "
+                "from a kernel, or drop device=... to make it a kernel")
         stream = config[2] if isinstance(config, tuple) and len(config) > 2 else None
         if not (stream is None or (isinstance(stream, numbers.Integral) and stream == 0)):
             raise LaunchError(

@@ -16,22 +16,18 @@ def describe_error(exc, student_path):
 
 
 def task_compile(job, module):
-    """Facts about the kernel compiled to PTX for job['cc'] (the simulator tier's compile check; no GPU)."""
-    from numba import cuda, float32
-    from autograder.child.launches import is_cuda_kernel
-    kernel = getattr(module, job["kernel"], None)
-    facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
-             "defines_launcher": callable(getattr(module, job["launcher"], None))}
-    if not facts["is_cuda_kernel"]:
-        return facts, {}
-    sig = (float32[:, ::1], float32[:, ::1], float32[:, ::1])
-    try:
-        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=tuple(job["cc"]))
-    except Exception as exc:  # the GPU compiler rejected the kernel
-        facts["compile_error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
-        return facts, {}
+    """The simulator tier's compile check (no GPU): the GPU tier's build (child/build.py) at the simulator's shapes.
+    The launcher is recorded at each shape and every kernel it launches is compiled to PTX for job['cc'] for the
+    arguments it was launched with, and with it every device function it calls (a device function with an explicit
+    signature is compiled at import, as on a GPU). The simulator runs Python the GPU compiler rejects: the parent
+    counts none of the simulator's results for a module whose kernels do not all compile. Facts: the build's, less
+    the PTX and plans, plus the structure checks' facts from the stage kernel's PTX and the kernels compiled."""
+    from autograder.child.build import task_build
     from autograder.ptx import facts as ptx_facts
-    facts.update(ptx_facts([ptx]))
+    facts, _ = task_build(job, module)
+    kernels, _ = facts.pop("kernels"), facts.pop("plans")
+    if kernels and "compile_error" not in facts:
+        facts.update(ptx_facts(kernels[0]["ptx"]))
     return facts, {}
 
 

@@ -89,8 +89,23 @@ class StageGrader:
         self.grader_kernels = grader_kernels
         self.points = cfg["stages"][self.stage.name]["points"]
         self.tol = cfg["grading"]["relative_error"]
+        # The tile the grader sizes its shapes and time limits and judges the tiling by: the module's TILE where the
+        # course allows it (config [structure] tiles), else, in a tiled stage, the course's own first size; the
+        # shared-memory check then fails saying so (tile_note), the other checks are judged as for any kernel.
+        tiles = cfg["structure"]["tiles"]
         tile = module_constants(src.source).get("TILE", (None, 0))[0]
-        self.tile = tile if type(tile) is int and tile in cfg["structure"]["tiles"] else None
+        allowed = type(tile) is int and tile in tiles
+        self.tile = tile if allowed else (tiles[0] if self.stage.tiled else None)
+        findings = shortcuts.tile_findings(self.stage, src.source, tiles)
+        self.tile_note = (" ".join(findings) + f"; the grader judged the tiling by the course's TILE = {self.tile} "
+                          "instead") if findings else ""
+        if self.stage.tiled and tile is None and not findings:
+            self.tile_note = f"define the tile size as a module constant, e.g. TILE = {tiles[0]}"
+        # the instrumented run's shape, drawn now from the grade's secret generator (the compile check records the
+        # launcher there too)
+        self._instrument_shape = None
+        if rng is not None and self.instrument_keys():
+            self.instrument_shape()
         self.module_path = os.path.join(workdir, self.stage.filename)
         with open(self.module_path, "w", encoding="utf-8") as f:
             f.write(src.source)
@@ -223,7 +238,7 @@ class StageGrader:
         self.deleted = missing_graded_cells(self.stage, getattr(self.src, "path", "") or "",
                                             [n for n in (self.stage.kernel, self.stage.launcher) if n not in defined])
         self.shortcut, self.findings = shortcuts.judge(self)
-        if self.stubs or self.findings or self.deleted:  # nothing to learn from running it: no children
+        if self.stubs or self.findings or self.deleted or self.src.unreadable:  # nothing to learn: no children
             self.futures = {}
             return {}
         self.futures = {"compile": pool.submit(self.compile_child)}
@@ -302,10 +317,18 @@ class StageGrader:
                 wrong.append(group)
         return "", ", ".join(wrong), ""
 
+    def instrument_shape(self):
+        """(M, K, N) of this grade's instrumented simulator run, drawn once from the grade's secret generator as the
+        self-check draws its own (Stage.instrument_shape): a kernel cannot tell it from any other shape."""
+        if getattr(self, "_instrument_shape", None) is None:
+            rng = self.rng if self.rng is not None else np.random.default_rng()
+            self._instrument_shape = self.stage.instrument_shape(self.tile or self.cfg["structure"]["tiles"][0], rng)
+        return self._instrument_shape
+
     def instrument_job(self):
-        """(job, inputs) of the instrumented simulator run, at the shape the self-check uses too."""
-        shape = self.stage.instrument_shape(self.tile or 16, [k for k in INSTRUMENT_CHECKS if k in self.points])
-        return self.job("run", "sim", count=1, instrument=True), self.draw([shape])
+        """(job, inputs) of the instrumented simulator run; its C is checked too (judge_instruments)."""
+        self.instrument_inputs = self.draw([self.instrument_shape()])
+        return self.job("run", "sim", count=1, instrument=True), self.instrument_inputs
 
     def instrument_keys(self):
         """The checks judged from the simulator's instruments in this tier."""
@@ -323,6 +346,8 @@ class StageGrader:
     # -- judging ------------------------------------------------------------
     def judge(self, futures):
         """Every check of the stage, in report order; call once the children started may be waited for."""
+        if self.src.unreadable:  # the stage's only file could not be read (autograder/submission.py says why)
+            return self.failed_all(self.src.unreadable)
         if self.deleted:
             name = os.path.basename(self.src.path)
             return self.failed_all("; ".join(f"the graded cell `{d}` is missing from {name}" for d in self.deleted)
@@ -344,6 +369,9 @@ class StageGrader:
         if "instruments" in futures:
             checks.extend(self.judge_instruments(futures["instruments"].result()))
         checks.extend(self.tier_checks(futures))
+        rejected = compiles.rejected(compiled)
+        if rejected:  # the simulator ran what no GPU can: none of it counts
+            checks = [compiles.not_counted(c, rejected) for c in checks]
         return [compile_check, self.shortcut] + checks
 
     def compile_facts(self, futures):
@@ -372,13 +400,21 @@ class StageGrader:
         checks += [failed(key) for key in self.instrument_keys()]
         return checks + self.tier_rows(failed)
 
-    def judge_instruments(self, result):
+    def judge_instruments(self, result, inputs=None):
+        """The instrument checks from the instrumented run's `result`; its C is checked against `inputs` (default: those
+        of instrument_job), and a wrong product voids every counter."""
         problem = child_problem(result)
         if grader_fault(result):  # the grader's own trouble: each instrument check counts neither way
             return [self.check(key, title(self, key)).verdict(False, problem) for key in self.instrument_keys()]
         shape_facts = result.facts.get("shapes", [{}])[0] if not problem else {}
         if not problem and "error" in shape_facts:
             problem = explain_error(shape_facts["error"])
+        inputs = inputs or getattr(self, "instrument_inputs", None)
+        wrong = ""
+        if not problem and "instruments" in shape_facts and inputs:  # counters of a wrong product count for nothing
+            wrong = correct.instrumented_product(result.arrays.get("C0"), inputs["A0"], inputs["B0"], self.tol,
+                                                 self.tile, shape_facts.get("writes_past_end", 0),
+                                                 shape_facts["instruments"])
         checks = []
         for key in self.instrument_keys():
             judge = SIM_JUDGES[key]
@@ -386,10 +422,16 @@ class StageGrader:
             if problem or "instruments" not in shape_facts:
                 checks.append(check.verdict(False, "not checked: the instrumented run failed: " + (problem or "no facts")))
                 continue
+            if wrong:
+                checks.append(check.verdict(False, wrong))
+                continue
             facts = shape_facts["instruments"]
             if key == "data_reuse":
-                checks.append(check.verdict(*data_reuse.judge_sim(facts, self.tile or 16,
-                                                                  self.cfg["structure"]["reuse_fraction"])))
+                structure = self.cfg["structure"]
+                note = getattr(self, "tile_note", "")
+                passed, message = data_reuse.judge_sim(facts, self.tile or structure["tiles"][0],
+                                                       structure["reuse_fraction"], tile_known=not note)
+                checks.append(check.verdict(passed, message + (f" ({note})" if note else "")))
             else:
                 checks.append(check.verdict(*judge(facts)))
         return checks
@@ -403,9 +445,18 @@ class SimStageGrader(StageGrader):
         return self.stage.sim_shape_groups(self.tile or 16)
 
     def compile_child(self):
-        """The compile check: PTX for the configured compute capability, in a child of its own."""
-        job = self.job("compile", "ptx", cc=self.cfg["grading"]["compute_capability"])
+        """The compile check, in a child of its own: the launcher recorded at every shape the simulator runs, and every
+        kernel it launches compiled to PTX for the configured compute capability with the device functions it calls
+        (the GPU tier's build, child/build.py, with no plans kept)."""
+        job = self.job("compile", "ptx", cc=self.cfg["grading"]["compute_capability"], shapes=self.compile_shapes())
         return self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the compile check")
+
+    def compile_shapes(self):
+        """Every (M, K, N) a simulator child of this stage runs the launcher at."""
+        shapes = [s for group in self.shape_groups().values() for s in group]
+        if self.instrument_keys():
+            shapes.append(self.instrument_shape())
+        return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
 
     def correctness_job(self, shapes):
         return self.job("run", "sim", count=len(shapes)), ""

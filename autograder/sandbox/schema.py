@@ -15,7 +15,7 @@ ERROR = {"kind": STR, "message": STR}
 COMMON = {"nonce": STR, "seconds": NUM, "cpu_s": NUM, "phases": ("map", NUM), "import_error": ERROR,
           "task_error": ERROR}
 COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": BOOL, "compile_error": STR,
-           "shared_arrays": ("list", COUNT), "barriers": COUNT}
+           "rejected": STR, "compiled": ("list", STR), "shared_arrays": ("list", COUNT), "barriers": COUNT}
 KERNEL_ATTRS = {"registers": COUNT, "shared_bytes": COUNT, "local_bytes": COUNT}
 # The build child's kernels and plans: here only their shape; sandbox/plan.py checks what they say
 KERNEL = {"name": STR, "entry": STR, "ptx": ("list", PTX), "argtypes": ("list", STR), "max_registers": JSON,
