@@ -7,8 +7,11 @@ An allowlist, not a denylist. A kernel module may hold:
 - ``@cuda.jit`` kernels and ``@cuda.jit(device=True)`` helpers, whose bodies use locals, array
   subscripts, arithmetic, ``if``/``for ... in range``/``while``/``return`` and calls to the CUDA kernel
   API, ``math``, dtypes, a few builtins and the module's device functions;
-- plain functions (launchers and their helpers) that read ``.shape``/``.size`` of their arguments,
-  compute a grid and launch kernels as ``kernel[grid, block](A, B, C)``.
+- plain functions (launchers and their helpers) that read ``.shape``/``.size``/``.dtype`` of their arguments,
+  compute a grid (``math.ceil`` or ``np.ceil``), launch kernels as ``kernel[grid, block](A, B, C)`` and may call
+  ``cuda.synchronize()`` (a no-op while the grader records the launches: child/launches.py);
+- a student's own test under ``if __name__ == "__main__":`` (that exact test, no ``else``), which is not read:
+  grading children import the module under its stage's name, so the block never runs there.
 Every attribute is allowed by name for the kind of object it is read from; every name must be defined
 in the module or be one of a few builtins. Nothing can assign to an attribute or to anything outside a
 function's locals, and there are no dunder names, classes, lambdas, ``try``, ``with``, ``global``,
@@ -18,7 +21,10 @@ reach the grader from inside the child (``sys.modules`` through numba's own modu
 kernel bodies run as Python, this grammar is the whole defence.
 
 ``violations(source)`` lists "line N: <construct>: <rule>" findings; any finding zeroes the stage
-(checks/shortcuts.py).
+(checks/shortcuts.py). The parent reads a module within bounds (MAX_SOURCE_CHARS and the other MAX_ names below):
+text past them, or that Python itself cannot read (nesting too deep for its parser, an integer past its digit
+limit), is a finding too, never a crash or a hang of the grader. ``module_constants(source)`` works out the
+number constants (TILE) within the same bounds.
 """
 import ast
 import copy
@@ -33,11 +39,17 @@ MATH = {"ceil", "floor", "trunc", "sqrt", "exp", "expm1", "log", "log2", "log10"
         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "hypot", "erf", "erfc", "gamma", "lgamma", "ldexp",
         "frexp", "modf", "remainder", "degrees", "radians", "gcd", "isqrt"}
 MATH_VALUES = {"pi", "e", "tau", "inf", "nan"}
+# The CUDA kernel API a kernel may call: each one compiles for the GPU and runs in the simulator tier too (the warp
+# functions and the cache-hint loads and stores through autograder/sim/warp.py; tests/test_warp.py checks each
+# against a NumPy model). cuda.activemask() is left out (WARP_REFUSED says why).
 CUDA_CALLS = {"grid", "gridsize", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
               "syncwarp", "threadfence", "threadfence_block", "threadfence_system", "fma", "cbrt", "brev", "clz",
-              "ffs", "popc", "selp", "activemask", "lanemask_lt", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+              "ffs", "popc", "selp", "lanemask_lt", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
               "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync", "match_any_sync",
               "match_all_sync", "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt"}
+WARP_REFUSED = {"activemask": "reports which lanes of a warp the GPU happens to run together at that moment, which the "
+                              "simulator tier cannot know, so its results there would not be the GPU's: name the "
+                              "lanes yourself (0xFFFFFFFF for a whole warp, or a mask worked out from cuda.laneid)"}
 ATOMICS = {"add", "sub", "and_", "or_", "xor", "max", "min", "nanmax", "nanmin", "inc", "dec", "exch",
            "compare_and_swap", "cas"}
 DIM3 = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -55,10 +67,13 @@ PATHS.update({f"{m}.{n}": "any" for m in ("numba", "numba.types") for n in DTYPE
 PATHS.update({f"numba.cuda.{n}": "kernel" for n in CUDA_CALLS | VECTOR_TYPES | set(DIM3)})
 PATHS.update({f"numba.cuda.{d}.{a}": "kernel" for d in DIM3 for a in "xyz"})
 PATHS.update({f"numba.cuda.atomic.{n}": "kernel" for n in ATOMICS})
+# "host": called in a launcher or a constant only (np.ceil for a grid); "sync": called as cuda.synchronize() in a
+# launcher only, which waits for nothing while the grader records the launches (child/launches.py).
+PATHS.update({"numpy.ceil": "host", "numpy.floor": "host", "numba.cuda.synchronize": "sync"})
 MODULES = {"math", "numpy", "numba", "numba.cuda", "numba.types"}
 
 # Attributes of anything that is not a module: an array's shape and size, a dim3's or vector's fields.
-VALUE_ATTRS = {"shape", "size", "ndim", "x", "y", "z", "w"}
+VALUE_ATTRS = {"shape", "size", "ndim", "dtype", "x", "y", "z", "w"}
 KERNEL_BUILTINS = {"range", "min", "max", "abs", "int", "float", "bool", "len", "round", "print"}
 HOST_BUILTINS = {"range", "min", "max", "abs", "int", "float", "bool", "len", "round", "print", "divmod"}
 EXCEPTIONS = {"NotImplementedError", "ValueError", "IndexError", "TypeError", "RuntimeError", "AssertionError"}
@@ -74,11 +89,13 @@ CONTRACT = [
     ("@cuda.jit kernels and @cuda.jit(device=True) helpers", "@cuda.jit(device=True, inline=True)"),
     ("in kernels: locals, array elements, if, for ... in range, while, cuda.*, math.*, dtypes, min, max, abs, "
      "print and the module's device functions", "acc += sA[ty, k] * sB[k, tx]"),
-    ("launchers that read .shape and .size and launch the module's kernels",
+    ("launchers that read .shape, .size and .dtype and launch the module's kernels",
      "matmul_tiled_kernel[blocks, (TILE, TILE)](A, B, C)"),
+    ("your own test, if you keep one, under if __name__ == \"__main__\": (it never runs when the grader imports "
+     "the module, so the grammar does not read it)", "if __name__ == \"__main__\":"),
     ("nothing else: no other import, attribute assignment, __dunder__ name, class, lambda, try, with, "
-     "comprehension, f-string or code that runs at import", "not cuda.synchronize(), A.copy_to_host(), "
-                                                          "if __name__ == '__main__':"),
+     "comprehension, f-string or code that runs at import", "not A.copy_to_host(), np.zeros(...), "
+                                                          "matmul_naive(A, B, C) at module level"),
 ]
 
 # Why an attribute or name a student may reach for is not in a kernel module (the common honest mistakes first).
@@ -86,7 +103,8 @@ EXPLAIN = {
     "copy_to_host": "copies an operand to the host", "copy_to_device": "writes host data into a device array",
     "to_device": "moves host data to the GPU: the kernels get A, B and C only",
     "device_array": "allocates memory of its own: the kernels get A, B and C only",
-    "synchronize": "is the grader's: it synchronises and times the launches",
+    "synchronize": "is the grader's: it synchronises and times the launches (a launcher may call "
+                   "cuda.synchronize(), or leave it out)",
     "event": "is the grader's: it times the launches",
     "stream": "makes a stream of its own: launch on the default stream",
     "matmul": "multiplies matrices on the host", "dot": "multiplies matrices on the host",
@@ -95,7 +113,13 @@ EXPLAIN = {
     "cudadrv": "reaches the CUDA driver API (raw memory, streams, persisting-L2 windows): kernels and launches only",
     "_ary": "reaches into the simulator's host array",
     "T": "transposes on the host: read B's elements in the order you need inside the kernel",
+    "astype": "converts an array on the host: for a number write int(x) or float32(x)",
 }
+EXPLAIN.update({n: "allocates an array of its own: the kernels get A, B and C only (the grader allocates C; your "
+                   "kernel writes each of its elements)" for n in (
+    "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like", "asarray",
+    "ascontiguousarray")})
+EXPLAIN.update(WARP_REFUSED)
 CALL_EXPLAIN = {n: "which a kernel module does not need" for n in (
     "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals", "vars", "locals", "open",
     "input", "breakpoint", "memoryview", "type", "object", "super", "id", "hasattr", "isinstance", "iter", "next",
@@ -116,6 +140,16 @@ if hasattr(ast, "TryStar"):
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
 NOT_IN_A_MODULE = "a kernel module holds only imports, constants, kernels and launchers"
 STATE = "a kernel module may not change numba's, NumPy's or the grader's objects"
+
+# Bounds on what the trusted parent reads (the course's modules stay far inside them: a few KB, nesting under 25,
+# constants under 2**32), so that no student text can hang or crash the grader.
+MAX_SOURCE_CHARS = 1_000_000   # the module's text (a notebook's graded cells joined)
+MAX_NODES = 100_000            # nodes of its syntax tree
+MAX_DEPTH = 100                # nesting of the syntax tree, statements and expressions together (1+1+...+1 nests:
+#                                a 64-term unrolled sum in a loop is about 75; the grammar recurses ~3 frames a level)
+MAX_STRING = 100_000           # characters of one string literal (docstrings included)
+MAX_SIGNATURE = 1_000          # characters of a signature string, which the grammar parses as a type expression
+MAX_INT_BITS = 128             # an integer literal, a constant's value and every step of working it out
 
 
 def is_dunder(name):
@@ -174,10 +208,19 @@ class Grammar:
                 self.check_constant(node)
             elif isinstance(node, ast.FunctionDef):
                 self.check_function(node)
-            elif isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
-                self.flag(node, "an if __name__ == \"__main__\" block",
-                          "a kernel module runs nothing when it is imported: test your kernel in the notebook's "
-                          "self-check or in a file of its own")
+            elif isinstance(node, ast.If) and _is_main_guard(node.test):
+                # A student's own test: never run where the grader imports the module (a grading child names it
+                # after its stage, and nothing in a module that passes can rebind __name__), so it is not read;
+                # nothing it defines is defined for the rest of the module. An else branch would run: not allowed.
+                if node.orelse:
+                    self.flag(node.orelse[0], "an else branch of if __name__ == \"__main__\"",
+                              "it runs when the grader imports the module: delete it (the test under the if may "
+                              "stay)")
+            elif isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id == "__name__"
+                                                  for n in ast.walk(node.test)):
+                self.flag(node, f"if {_short(node.test)}",
+                          "only the exact test if __name__ == \"__main__\": keeps a test from running when the "
+                          "grader imports the module: write that, or move the test to the notebook")
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 self.flag(node, f"a call at module level ({_short(node.value)})",
                           "a kernel module runs nothing when it is imported: call your launcher from the self-check "
@@ -249,7 +292,8 @@ class Grammar:
         """Literals, arithmetic, tuples, other constants, dtypes and pure calls (math, min, max, int, dtypes)."""
         if isinstance(node, ast.Call):
             func = self.resolve(node.func)
-            if not (func in PURE_CALLS or (isinstance(func, str) and PATHS.get(func) == "any")) or node.keywords:
+            if not (func in PURE_CALLS or (isinstance(func, str) and PATHS.get(func) in ("any", "host"))) \
+                    or node.keywords:
                 self.flag(node, f"a call at module level ({_short(node)})",
                           "module constants are made of literals, arithmetic and other constants")
                 return
@@ -266,14 +310,19 @@ class Grammar:
 
     # -- functions ----------------------------------------------------------------------------
     def function_role(self, node):
-        """kernel, device (a @cuda.jit(device=True) helper) or host (a launcher or its helper)."""
+        """kernel, device (a @cuda.jit(device=True) helper) or host (a launcher or its helper). numba reads `device`
+        as true or false (``if device:``), so device=1 or device="yes" declares a device function as device=True
+        does: a kernel calls it, a launcher never launches it."""
         if not node.decorator_list:
             return "host"
         dec = node.decorator_list[0]
         call = dec if isinstance(dec, ast.Call) else None
-        if call and any(k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value is True
-                        for k in call.keywords):
-            return "device"
+        for k in call.keywords if call else ():
+            if k.arg == "device":
+                try:
+                    return "device" if ast.literal_eval(k.value) else "kernel"
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    return "device"  # not a literal, which check_decorators flags: never a kernel to launch
         return "kernel"
 
     def check_decorators(self, node):
@@ -300,11 +349,23 @@ class Grammar:
     def signature(self, node):
         """An explicit signature: a type expression, or a string holding one (numba evaluates such strings)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:
-                parsed = ast.parse(node.value.strip(), mode="eval").body
-            except SyntaxError:
-                self.flag(node, f"the signature {node.value!r}", "not a type expression")
+            quoted = repr(node.value[:40] + ("..." if len(node.value) > 40 else ""))
+            if len(node.value) > MAX_STRING:
+                return  # named as a string past MAX_STRING (_bounded_tree)
+            if len(node.value) > MAX_SIGNATURE:
+                self.flag(node, f"the signature {quoted}", f"a signature string of {len(node.value):,} characters; "
+                          "a signature names the argument types only, as 'void(float32[:, ::1], float32[:, ::1], "
+                          "float32[:, ::1])'")
                 return
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval")
+            except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+                parsed = None
+            if parsed is None or _bounded_tree(parsed, [])[0] is None:
+                self.flag(node, f"the signature {quoted}", "not a type expression: write one as "
+                                                           "'void(float32[:, ::1], float32[:, ::1], float32[:, ::1])'")
+                return
+            parsed = parsed.body
             names = {n: f"numba.types.{n}" for n in DTYPES | {"void"}}
             self.type_expr(parsed, lambda n: names.get(n.id) if isinstance(n, ast.Name) else None, node)
         else:
@@ -542,7 +603,7 @@ class Grammar:
             self.flag(node, f".{node.attr} of {_short(node.value)}", why)
         self.expr(node.value, ctx, local)
 
-    def use_path(self, node, path, ctx):
+    def use_path(self, node, path, ctx, called=False):
         role = PATHS.get(path)
         short = _short(node)
         if role is None:
@@ -555,6 +616,14 @@ class Grammar:
             self.flag(node, short, "part of the CUDA kernel API: it runs inside a kernel, not in a launcher"
                                    + (f" (is {self.current} a kernel? decorate it with @cuda.jit)"
                                       if self.current else ""))
+        elif role == "host" and ctx != "host":
+            self.flag(node, short, f"a NumPy function, which runs on the host: in a kernel write "
+                                   f"math.{path.rsplit('.', 1)[-1]}(...)")
+        elif role == "sync" and ctx != "host":
+            self.flag(node, short, "a host function: in a kernel, cuda.syncthreads() waits for the block's threads")
+        elif role == "sync" and not called:
+            self.flag(node, short, "a launcher calls it as cuda.synchronize(), with no arguments, or leaves it out "
+                                   "(the grader synchronises after your launches)")
 
     def call(self, node, ctx, local):
         func = node.func
@@ -580,7 +649,10 @@ class Grammar:
                 for c in config:
                     self.expr(c, ctx, local)
                 return
+            device = isinstance(kernel, ast.Name) and self.m.functions.get(kernel.id) == "device"
             self.flag(node, f"the launch {_short(func)}",
+                      f"{kernel.id} is a device function (@cuda.jit(device=...)): no GPU launches one; call it from "
+                      "a kernel" if device else
                       "a launcher launches the module's kernels by name, as kernel[blocks, threads](A, B, C)"
                       if ctx == "host" else "kernels are launched from a launcher, not from a kernel")
             return
@@ -608,7 +680,7 @@ class Grammar:
             return
         path = self.resolve(func)
         if path is not None and _path(func).split(".")[0] in self.m.imports:
-            self.use_path(func, path, ctx)
+            self.use_path(func, path, ctx, called=not node.args and not node.keywords)
             return
         if isinstance(func, ast.Attribute) and func.attr not in VALUE_ATTRS:
             self.expr(func, ctx, local)  # the attribute itself is what is not allowed: one finding
@@ -642,13 +714,15 @@ def _not_allowed(path):
 
 def _short(node, limit=60):
     """The node as source, cut to `limit`; long strings shown as '...' (a report never repeats a student's text)."""
-    node = copy.deepcopy(node)
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes)) and len(sub.value) > 12:
-            sub.value = "..."
     try:
+        node = copy.deepcopy(node)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes)) and len(sub.value) > 12:
+                sub.value = "..."
+            elif isinstance(sub, ast.Constant) and type(sub.value) is int and sub.value.bit_length() > MAX_INT_BITS:
+                sub.value = ...  # shown as "..." (an integer past Python's digit limit cannot be written out)
         text = ast.unparse(node)
-    except Exception:  # an odd node: say what it is
+    except Exception:  # an odd node, or one too large to copy: say what it is
         return type(node).__name__
     text = re.sub(r"\s+", " ", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -656,6 +730,13 @@ def _short(node, limit=60):
 
 def _construct(node):
     return NODE_NAMES.get(type(node), type(node).__name__.lower())
+
+
+def _is_main_guard(test):
+    """True for exactly ``__name__ == "__main__"``, the test that is false wherever the grader imports a module."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
 
 
 def violations(source, predefined=None):
@@ -667,63 +748,176 @@ def violations(source, predefined=None):
         if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8"):
             return [f"line {number}: the coding declaration {cookie.group(1)}: a kernel module is UTF-8 text; another "
                     "declaration makes Python read different code than the grader checked"]
+    tree, findings, _ = _read(source)
+    if tree is not None:
+        try:
+            findings += Grammar(tree, predefined).check()
+            findings += _Constants().run(tree).problems
+        except (RecursionError, MemoryError) as exc:  # past the bounds all the same: a finding, not a crash
+            findings.append((1, f"line 1: the file: too deeply nested for the grader to read ({type(exc).__name__}); "
+                                "write long expressions in shorter steps"))
+    return [text for _, text in sorted(set(findings))]
+
+
+def _line(lines, number, limit=60):
+    """Line `number` of the source as the student wrote it, cut to `limit` characters."""
+    text = re.sub(r"\s+", " ", lines[number - 1].strip()[: 4 * limit]) if 0 < number <= len(lines) else ""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _read(source):
+    """(syntax tree, findings as (line, text), the source's lines): the module as the parent reads it, within the
+    bounds (MAX_*). The tree is None where there is nothing safe to walk: the text does not parse (a syntax error
+    is no finding: the compile check reports it from the child that compiles this same text), Python itself
+    cannot read it, or it has more nodes or deeper nesting than the bounds. Never raises."""
+    lines = source.splitlines()
+    if len(source) > MAX_SOURCE_CHARS:
+        return None, [(1, f"line 1: the file: {len(source):,} characters; a kernel module is at most "
+                          f"{MAX_SOURCE_CHARS:,} (keep only its imports, constants, kernels and launchers)")], lines
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return []  # reported by the compile check (the child compiles this same text)
+    except SyntaxError as exc:
+        if "integer string conversion" not in str(exc.msg):
+            return None, [], lines
+        n = exc.lineno or 1
+        return None, [(n, f"line {n}: {_line(lines, n)}: an integer of more than 4,300 digits, which Python cannot "
+                          f"read; a kernel module's numbers fit in {MAX_INT_BITS} bits (TILE = 16)")], lines
     except ValueError as exc:  # null bytes
-        return [f"line 1: the file: {exc}"]
-    return [text for _, text in Grammar(tree, predefined).check()]
+        return None, [(1, f"line 1: the file: {exc}")], lines
+    except (RecursionError, MemoryError, OverflowError) as exc:  # nesting past what Python's parser can hold
+        n = max(range(1, len(lines) + 1), key=lambda i: len(lines[i - 1]), default=1)
+        return None, [(n, f"line {n}: {_line(lines, n)}: nested too deeply for Python to read the module "
+                          f"({type(exc).__name__}); write it in shorter steps")], lines
+    return _bounded_tree(tree, lines)
+
+
+def _bounded_tree(tree, lines):
+    """(tree, findings, lines) for a parsed module: its nodes, nesting, strings and integers checked against the
+    bounds without recursion. Nesting or size past them: no tree (nothing may walk it recursively)."""
+    findings, count, stack = {}, 0, [(tree, 0, 1)]
+    while stack:
+        node, depth, line = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            return None, [(1, f"line 1: the file: more than {MAX_NODES:,} pieces of syntax; a kernel module is a "
+                              "few hundred lines (keep only its imports, constants, kernels and launchers)")], lines
+        line = getattr(node, "lineno", line)
+        if depth > MAX_DEPTH:  # named once, at its first line
+            if line < findings.get("deep", (line + 1,))[0]:
+                findings["deep"] = (line, f"line {line}: {_line(lines, line)}: nested more than {MAX_DEPTH} levels "
+                                          "deep (statements and expressions together; a chain such as 1 + 1 + ... "
+                                          "+ 1 nests one level per +): write it in shorter steps")
+            continue
+        value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+        if isinstance(value, (str, bytes)) and len(value) > MAX_STRING:
+            findings[line, "string"] = (line, f"line {line}: {_line(lines, line)}: a string of {len(value):,} "
+                                              f"characters; a kernel module's strings (docstrings too) are under "
+                                              f"{MAX_STRING:,}: shorten it")
+        elif type(value) is int and value.bit_length() > MAX_INT_BITS:
+            findings[line, "int"] = (line, f"line {line}: {_line(lines, line)}: an integer of "
+                                           f"{value.bit_length():,} bits; a kernel module's numbers fit in "
+                                           f"{MAX_INT_BITS} bits (TILE = 16)")
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+    return (None if "deep" in findings else tree), list(findings.values()), lines
+
+
+class _TooBig(ArithmeticError):
+    """A constant, or a step of working it out, past MAX_INT_BITS."""
+
+
+def _checked(v):
+    if type(v) is int and v.bit_length() > MAX_INT_BITS:
+        raise _TooBig(f"its value needs {v.bit_length():,} bits")
+    return v
+
+
+def _power(a, b):
+    if type(a) is int and type(b) is int and b > MAX_INT_BITS and abs(a) > 1 \
+            or type(a) is int and type(b) is int and b > 0 and (abs(a).bit_length() - 1) * b > MAX_INT_BITS:
+        raise _TooBig(f"its value needs more than {MAX_INT_BITS} bits (an exponent of {b})")
+    return a ** b
+
+
+def _shift(a, b):
+    if type(b) is int and b > MAX_INT_BITS:
+        raise _TooBig(f"its value needs more than {MAX_INT_BITS} bits (a shift by {b})")
+    return a << b
 
 
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
         ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
-        ast.Pow: lambda a, b: a ** b if abs(b) <= 64 else None, ast.LShift: lambda a, b: a << b if b <= 64 else None,
-        ast.RShift: lambda a, b: a >> b}
+        ast.Pow: _power, ast.LShift: _shift, ast.RShift: lambda a, b: a >> b}
 _CALLS = {"min": min, "max": max, "abs": abs, "int": int}
+
+
+class _Constants:
+    """The module's number constants worked out from the syntax tree by the parent, within MAX_INT_BITS at every
+    step; `found` is {name: (value, line)}, `problems` the (line, finding) of each constant Python could not work
+    out (its import would fail too) or that is past the bound. Anything else (a tuple, a dtype, np.ceil(...)) is
+    left out, and so is every name assigned from it."""
+
+    def __init__(self):
+        self.found, self.problems = {}, []
+
+    def run(self, tree):
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                try:
+                    v = self.value(node.value)
+                except _TooBig as exc:
+                    v = self.problem(node, f"{exc}; a kernel module's constants fit in {MAX_INT_BITS} bits "
+                                           "(TILE = 16, BM = 2 * 64)")
+                except (ArithmeticError, ValueError, TypeError) as exc:
+                    why = re.sub(r"\s+", " ", str(exc))
+                    why = why if len(why) <= 80 else why[:77] + "..."
+                    v = self.problem(node, f"Python cannot work this out ({type(exc).__name__}: {why}); a module "
+                                           "constant is a number a kernel can use (TILE = 16)")
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        if v is None:
+                            self.found.pop(t.id, None)
+                        else:
+                            self.found[t.id] = (v, node.lineno)
+        return self
+
+    def problem(self, node, why):
+        self.problems.append((node.lineno, f"line {node.lineno}: {_short(node)}: {why}"))
+
+    def value(self, node):
+        """The number `node` is, or None for anything else; raises where Python would, or past the bound."""
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            too_big = type(node.value) is int and node.value.bit_length() > MAX_INT_BITS
+            return None if too_big else node.value  # a literal past the bound: _bounded_tree names it
+        if isinstance(node, ast.Name) and node.id in self.found:
+            return self.found[node.id][0]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self.value(node.operand)
+            return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            a, b = self.value(node.left), self.value(node.right)
+            if a is None or b is None:
+                return None
+            v = _checked(_OPS[type(node.op)](a, b))
+            return v if type(v) in (int, float) else None  # (-8) ** 0.5 is complex: not a number constant
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS \
+                and not node.keywords and node.args:
+            args = [self.value(a) for a in node.args]
+            if None in args or (node.func.id in ("abs", "int") and len(args) != 1):
+                return None
+            return _checked(_CALLS[node.func.id](*args))
+        return None
 
 
 def module_constants(source):
     """{name: (value, line)} of the module's number constants (TILE = 16, TILE_PAD = TILE + 1, BM = 2 * 64),
     worked out by the parent from the syntax tree: a module the grammar passes has nothing else at its top
-    level to run. Constants that are not plain arithmetic of numbers are left out."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    level to run. Constants that are not plain arithmetic of numbers are left out, and so is every constant past
+    the bounds or that Python cannot work out (violations() names them). Never raises."""
+    tree = _read(source)[0]
+    if tree is None:
         return {}
-    found = {}
-
-    def value(node):
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in found:
-            return found[node.id][0]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = value(node.operand)
-            return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            a, b = value(node.left), value(node.right)
-            try:
-                return None if a is None or b is None else _OPS[type(node.op)](a, b)
-            except (ArithmeticError, ValueError):
-                return None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS \
-                and not node.keywords and node.args:
-            args = [value(a) for a in node.args]
-            if None in args or (node.func.id in ("abs", "int") and len(args) != 1):
-                return None
-            return _CALLS[node.func.id](*args)
-        return None
-
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    v = value(node.value)
-                    if v is None:
-                        found.pop(t.id, None)
-                    else:
-                        found[t.id] = (v, node.lineno)
-    return found
-
+    try:
+        return _Constants().run(tree).found
+    except (RecursionError, MemoryError):
+        return {}
