@@ -16,6 +16,14 @@ class SubmissionError(ValueError):
     """The submission cannot be graded as given; the message says why."""
 
 
+class Unreadable(SubmissionError):
+    """A file that cannot be read as a kernel module or a notebook: `why` says why (without the path)."""
+
+    def __init__(self, path, why):
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
+
+
 @dataclass
 class StageSource:
     stage: object
@@ -23,6 +31,8 @@ class StageSource:
     source: str      # Python source that will be graded
     note: str = ""   # other files of the same stage that were not graded, and why
     cells: tuple = ()  # a notebook's graded cells: (first line in `source`, line count, cell number, names defined)
+    file: str = ""     # `path` as the student names it: relative to the submission folder
+    unreadable: str = ""  # why the stage's only file could not be read (then `source` is empty): the stage fails
 
     def cite(self, text):
         """`text` with the graded script's line numbers said as the notebook's: "line 12 of the cell defining
@@ -78,16 +88,17 @@ def notebook_script(path):
     """(the graded script of a notebook, its cells: (first line, line count, cell number, names defined) each).
 
     Magic lines become blank lines, so a line keeps its number within its cell; cells are numbered from the top of
-    the notebook, markdown included, as a student counts them."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            nb = json.load(f)
-        cells = nb["cells"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SubmissionError(f"{path}: not a readable notebook ({exc})") from exc
+    the notebook, markdown included, as a student counts them. A notebook that breaks off part-way is Unreadable
+    here (collect grades the stages of its intact cells)."""
+    cells, cut = load_notebook(path)
+    if cut is not None:
+        raise Unreadable(path, broken_off(cut))
+    return cells_script(cells)
+
+
+def cells_script(cells):
+    """notebook_script of a notebook's list of cells."""
     parts, spans, first = [], [], 1
-    if not isinstance(cells, list):
-        raise SubmissionError(f"{path}: not a readable notebook (its cells are not a list)")
     for number, cell in enumerate(cells, 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -106,13 +117,99 @@ def notebook_script(path):
     return "\n\n".join(parts) + "\n", tuple(spans)
 
 
+def read_text(path):
+    """A submitted file's text: UTF-8, without the byte-order mark some editors write at its start (Notepad, some
+    LMS downloads). Raises Unreadable, saying why, for a folder, a file the grader cannot open or one not UTF-8."""
+    if os.path.isdir(path):
+        raise Unreadable(path, "a folder, not a file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise Unreadable(path, f"cannot read it ({exc.strerror or exc})") from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from exc
+
+
+def load_notebook(path):
+    """(a notebook's cells, where it breaks off). A whole notebook gives (cells, None). One whose JSON breaks off
+    part-way (a save or an upload cut short) gives the cells before the break and (the number of the cell it breaks
+    off in, or None where every cell is whole; the text after the last whole cell): `broken_off` says it. Raises
+    Unreadable, saying why, where no cell can be read (an empty file, text that is not a notebook)."""
+    text = read_text(path)
+    if not text.strip():
+        raise Unreadable(path, f"not a readable notebook: the file is empty ({os.path.getsize(path)} bytes)")
+    try:
+        nb = json.loads(text)
+    except ValueError as exc:
+        whole = _whole_cells(text)
+        if whole is None:
+            raise Unreadable(path, f"not a readable notebook: not JSON ({exc})") from exc
+        return whole
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise Unreadable(path, "not a readable notebook: it has no list of cells")
+    return cells, None
+
+
+def _whole_cells(text):
+    """(the whole cells of a notebook's JSON that breaks off part-way, (the cell it breaks off in, the rest)), or
+    None where the text has no list of cells to read (nbformat writes "cells" first)."""
+    start = re.search(r'"cells"\s*:\s*\[', text)
+    if start is None:
+        return None
+    decoder, cells, pos = json.JSONDecoder(), [], start.end()
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if text.startswith("]", pos):
+            return cells, (None, text[pos:])
+        try:
+            cell, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return cells, (len(cells) + 1, text[pos:])
+        cells.append(cell)
+
+
+def broken_off(cut):
+    """What a notebook that breaks off part-way (load_notebook's `cut`) is told."""
+    number, _ = cut
+    where = f"part-way through cell {number}" if number else "after its last cell"
+    return (f"the notebook breaks off {where} (the file is truncated or damaged there: a save or an upload that "
+            "did not finish)")
+
+
+def lost_to_break(path, source, cut):
+    """The stages a notebook that breaks off (load_notebook's `cut`) cannot be graded for: a stage with a function
+    defined in the cell it breaks off in, a stage of which the whole cells define the kernel or the launcher but not
+    both, and the stage its file is named for where the whole cells do not define it."""
+    number, rest = cut
+    if number is None:
+        return []
+    names, in_cut, named = function_names(source), set(re.findall(r"\bdef\s+(\w+)", rest)), stage_named(path)
+    lost = []
+    for s in STAGES:
+        has = (s.kernel in names, s.launcher in names)
+        if s.kernel in in_cut or s.launcher in in_cut or has[0] != has[1] or (s is named and not all(has)):
+            lost.append(s)
+    return lost
+
+
+def stage_named(path):
+    """The stage a file's name points to: s3_tiled_general.ipynb, s3_tiled_general-Copy1.ipynb, an LMS's
+    jdoe_12345_s3_tiled_general.ipynb (None for any other name)."""
+    base = os.path.splitext(os.path.basename(path))[0].lower()
+    return next((s for s in STAGES if s.module in base), None)
+
+
 def notebook_cell_ids(path):
     """The nbgrader grade_ids of a notebook's cells (empty for a file that is not a readable notebook)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            cells = json.load(f)["cells"]
+        cells = load_notebook(path)[0]
         return [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells if isinstance(c, dict)]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (SubmissionError, AttributeError):
         return []
 
 
@@ -127,20 +224,26 @@ def missing_graded_cells(stage, path, names):
 
 
 def read_source(path):
+    """The Python source a file holds (a notebook's graded cells); Unreadable (a SubmissionError) says why not."""
     if path.endswith(".ipynb"):
         return notebook_source(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SubmissionError(f"{path}: cannot read ({exc})") from exc
+    return read_text(path)
+
+
+def _read(path):
+    """(source, notebook cells, where it breaks off) of one file of a submission; raises Unreadable."""
+    if not path.endswith(".ipynb"):
+        return read_text(path), (), None
+    cells, cut = load_notebook(path)
+    return (*cells_script(cells), cut)
 
 
 def defined_names(source):
-    """Top-level function names, or None when the source does not parse."""
+    """Top-level function names, or None when the source does not parse (nesting too deep for Python's parser
+    included: the grammar names it)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
@@ -157,8 +260,23 @@ def stages_in(source, path):
     return [s for s in STAGES if s.launcher in names or s.kernel in names]
 
 
+RESUBMIT = ("Submit the stage's file again, whole: a notebook as Jupyter saves it (File > Save), a .py file saved "
+            "as UTF-8 text")
+
+
+class Collected(list):
+    """collect's StageSources, with `notes`: the files of the submission read for no stage, and why."""
+    notes = ()
+
+
 def collect(submission, stage=None):
-    """The stages a submission (file or folder) holds, each with its source."""
+    """The stages a submission (file or folder) holds, each with its source (a Collected list).
+
+    A file that cannot be read (an empty or damaged notebook, a folder named like a file, text that is not UTF-8)
+    touches no other file's stage: where another file holds the stage its name points to, that one is graded and
+    the note names the unread file; where it was the stage's only file, that stage fails saying why (unreadable);
+    a file named for no stage is named in `notes`. A notebook that breaks off part-way is graded for the stages its
+    whole cells define; those it breaks fail, saying so."""
     if os.path.isdir(submission):
         paths = sorted(os.path.join(submission, n) for n in os.listdir(submission)
                        if n.endswith((".py", ".ipynb")) and not n.startswith("."))
@@ -168,26 +286,62 @@ def collect(submission, stage=None):
         paths = [submission]
     else:
         raise SubmissionError(f"{submission}: no such file or folder")
-    sources, by_stage = {}, {}
+    root = submission if os.path.isdir(submission) else os.path.dirname(submission)
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    sources, spans, by_stage, unread, notes = {}, {}, {}, {}, []
     for path in paths:
-        source = sources[path] = read_source(path)
-        matches = [stage] if stage else stages_in(source, path)
-        if stage and len(paths) > 1 and stage not in stages_in(source, path):
+        try:
+            source, cells, cut = _read(path)
+        except Unreadable as exc:
+            named = stage if stage and len(paths) == 1 else stage_named(path)
+            if named is None or (stage and named is not stage):
+                if len(paths) == 1:
+                    raise
+                notes.append(f"{rel(path)}: skipped, not read ({exc.why}); it is named for no stage, so no "
+                             "stage's points depend on it")
+            else:
+                unread.setdefault(named.number, (named, []))[1].append((path, exc.why))
+            continue
+        sources[path], spans[path] = source, cells
+        found = stages_in(source, path)
+        if cut is not None:
+            lost = [s for s in lost_to_break(path, source, cut) if not stage or s is stage]
+            for s in lost:
+                unread.setdefault(s.number, (s, []))[1].append((path, broken_off(cut)))
+            found = [s for s in found if s not in lost]
+            if stage and stage in lost:
+                continue
+            if found or (stage and len(paths) == 1):
+                notes.append(f"{rel(path)}: {broken_off(cut)}; graded from its whole cells, before the break")
+            elif not lost:
+                notes.append(f"{rel(path)}: {broken_off(cut)}; its whole cells define no stage")
+        matches = [stage] if stage else found
+        if stage and len(paths) > 1 and stage not in found:
             continue
         if len(matches) > 1:
             raise SubmissionError(f"{path} defines several stages ({', '.join(s.name for s in matches)}): "
                                   "grade it with --stage NAME")
         for s in matches:
             by_stage.setdefault(s.number, (s, []))[1].append(path)
-    if not by_stage:
+    if not by_stage and not unread:
         want = stage.launcher if stage else " or ".join(s.launcher for s in STAGES)
-        raise SubmissionError(f"{submission}: found no file defining {want}")
-    picked = []
-    root = submission if os.path.isdir(submission) else os.path.dirname(submission)
-    for number in sorted(by_stage):
+        raise SubmissionError(f"{submission}: found no file defining {want}" + "".join(f"; {n}" for n in notes))
+    picked = Collected()
+    picked.notes = notes
+    for number in sorted(set(by_stage) | set(unread)):
+        s, bad = unread.get(number, (None, []))
+        if number not in by_stage:
+            path, why = bad[0]
+            others = "".join(f"; {rel(p)}, also named for it, was not read either ({w})" for p, w in bad[1:])
+            picked.append(StageSource(s, path, "", f"{rel(path)} could not be read: stage {s.name} scores 0 ({why})",
+                                      (), rel(path),
+                                      unreadable=f"{rel(path)} could not be read, so stage {s.name} was not graded: "
+                                                 f"{why}{others}. {RESUBMIT}"))
+            continue
         s, candidates = by_stage[number]
-        chosen, others = choose(s, candidates, sources.get)
-        cells = notebook_script(chosen)[1] if chosen.endswith(".ipynb") else ()
-        picked.append(StageSource(s, chosen, sources[chosen], skipped_note(s, chosen, others, root) if others else "",
-                                  cells))
+        chosen, written = choose(s, candidates, sources.get)
+        note = skipped_note(s, chosen, written, root) if written else ""
+        note += "".join(f"{'; ' if note or i else ''}{rel(p)} was not read for stage {s.name} ({why}); the file "
+                        f"graded is {rel(chosen)}" for i, (p, why) in enumerate(bad))
+        picked.append(StageSource(s, chosen, sources[chosen], note, spans[chosen], rel(chosen)))
     return picked

@@ -12,9 +12,10 @@ notebook kernel is trusted), then, per student and in this order:
 3. writes ``COURSE/feedback/<student>/matmul/index.html`` (what passed, what
    failed and why, a figure);
 4. writes ``results.json`` beside it (Gradescope format, atomically), which
-   records a key made of the submission's content hash, the grading config and
-   the device tier. A re-run skips every student whose key is unchanged, unless
-   ``--force``; an interrupted run keeps every student finished before it.
+   records a key made of the submission's content hash, the grading config,
+   the device tier and the grader's version (a hash of autograder/'s code). A
+   re-run skips every student whose key is unchanged, unless ``--force``; an
+   interrupted run keeps every student finished before it.
 
 After each student it rewrites ``COURSE/grades.csv``; at the end it prints the
 class summary table, the median time per submission (the engine's breakdown:
@@ -56,8 +57,9 @@ from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
-from .records import (GRADER_FAILED, RETRY, ClassRecords, read_results, read_timestamp, staging_dir,  # noqa: F401
-                      submission_hash, submissions)
+from .records import (GRADER_FAILED, RETRY, ClassRecords, grader_version, layout_notes,  # noqa: F401
+                      misplaced_files, misplaced_note, read_results, read_timestamp, staging_dir, submission_hash,
+                      submissions)
 from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
 
 
@@ -210,12 +212,16 @@ class ClassGrader(ClassRecords):
                             "next run: tell the instructor")
             key = RETRY + key  # never equal to a submission's key: the next run grades it again
         out = results.to_gradescope(report)
+        timestamp, stamp_note = read_timestamp(folder)
+        misplaced = misplaced_files(os.path.dirname(folder), self.assignment)
+        out["extra_data"]["notes"] += [n for n in (stamp_note, misplaced and misplaced_note(
+            student, self.assignment, misplaced)) if n]
         stage_scores = {}
         for c in report.checks:
             stage_scores[c.stage] = stage_scores.get(c.stage, 0.0) + c.score
         out["extra_data"]["course"] = feedback.course_record(
             student, self.assignment, self.cfg, stage_scores, sub_hash, problems + list(report.problems),
-            grading_key=key, timestamp=read_timestamp(folder), seed=report.seed,
+            grading_key=key, timestamp=timestamp, seed=report.seed,
             worker={"host": socket.gethostname(), "pid": os.getpid(), "wall_s": round(time.perf_counter() - started, 2),
                     "gpu": os.environ.get("CUDA_VISIBLE_DEVICES") if self.device == "gpu" else None,
                     "slurm_job": os.environ.get("SLURM_JOB_ID")})
@@ -244,7 +250,8 @@ class ClassGrader(ClassRecords):
         if students:
             unknown = set(students) - {s for s, _ in found}
             if unknown:
-                raise CourseError(f"no submission of {self.assignment} by {', '.join(sorted(unknown))}")
+                raise CourseError(f"no submission of {self.assignment} by {', '.join(sorted(unknown))}" + "".join(
+                    f"; {s}: {note}" for s, note in layout_notes(self.coursedir, self.assignment, unknown)))
             found = [(s, f) for s, f in found if s in students]
         return found
 
@@ -301,6 +308,7 @@ class ClassGrader(ClassRecords):
                          + (f"; {collected} graded earlier collected" if collected else "")
                          + (f"; {len(slots)} workers ({', '.join(label for label, _ in slots)})"
                             if todo and pools else ""))
+                self.say_layout(students)
                 self.phases = {"set-up": time.perf_counter() - started}
                 from autograder import sandbox
                 sandbox.backend(self.cfg["limits"]["sandbox"])  # its warning, if any, on a line of its own
@@ -342,6 +350,14 @@ class ClassGrader(ClassRecords):
                 self.say(f"  {student}: {why}")
         self.finish()
         return done + collected
+
+    def say_layout(self, students=None):
+        """Name the notebooks this run does not grade for where they are (course/records.py's layout_notes)."""
+        notes = layout_notes(self.coursedir, self.assignment, students)
+        if notes:
+            self.say(f"{len(notes)} students have files outside submitted/<student>/{self.assignment}/:")
+            for student, note in notes:
+                self.say(f"  {student}: {note}")
 
     def start_workers(self, slots):
         """One spawned worker process per slot (a ProcessPoolExecutor of one each), started now."""
@@ -427,6 +443,7 @@ class ClassGrader(ClassRecords):
         with self.collecting() as gb:
             collected = self.collect_staged(gb, found)
         missing = [s for s, _ in self.todo(found)]
+        self.say_layout(students)
         self.say(f"{self.course}: collected {collected} graded submissions; "
                  + (f"{len(missing)} not graded yet: {', '.join(missing)}" if missing else "every submission is graded"))
         self.finish()

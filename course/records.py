@@ -2,13 +2,15 @@
 
 For each graded student, in this order: the gradebook (committed), formgrader's copy of the notebooks
 (COURSE/autograded/<student>/), the feedback page, then results.json, which marks the student done and records the
-grading key (the submission's content hash, the grading config and the device tier). Workers and Slurm tasks stage
-results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a lock) stores them.
+grading key (the submission's content hash, the grading config, the device tier and the grader's version). Workers
+and Slurm tasks stage results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a
+lock) stores them.
 The class table's rows and grades.csv are read back from the results.json files.
 """
 import contextlib
 import csv
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -37,25 +39,62 @@ def submissions(coursedir, assignment):
 
 
 def graded_files(folder):
-    """The files the engine reads from a submission folder (as autograder.submission.collect lists them)."""
-    return sorted(n for n in os.listdir(folder)
-                  if n.endswith((".py", ".ipynb")) and not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
+    """The names the engine reads in a submission folder, as autograder.submission.collect lists them: every name
+    ending .py or .ipynb, a folder or a file it cannot read included (those count for no stage, but they are read)."""
+    return sorted(n for n in os.listdir(folder) if n.endswith((".py", ".ipynb")) and not n.startswith("."))
 
 
 def submission_hash(folder):
+    """The hash of what the engine reads in a submission folder: each file's name and bytes, and the name of each
+    entry it could not read (a folder named like a file, a file it may not open) as such, so that fixing or removing
+    one is a new submission."""
     h = hashlib.sha256()
     for name in graded_files(folder):
-        with open(os.path.join(folder, name), "rb") as f:
-            data = f.read()
+        try:
+            with open(os.path.join(folder, name), "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            h.update(f"{name}\0not read: {type(exc).__name__}\0".encode())
+            continue
         h.update(f"{name}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()
 
 
+GRADER_FILES = (".py", ".toml", ".json", ".cfg", ".txt")  # the grader's code and config (not its caches)
+
+
+@functools.lru_cache(maxsize=None)
+def grader_version(package=None):
+    """The version of the grader that grades: a hash of every code and config file of the autograder/ package (its
+    path in the package and its bytes; __pycache__ and hidden files left out), computed once per process.
+
+    It is part of every grading key (grading_key), so any change to the grader (a fixed check, a new message, other
+    points) grades every student again on the next run, without --force; the same code gives the same version on
+    every node of a cluster."""
+    if package is None:
+        import autograder
+        package = os.path.dirname(os.path.abspath(autograder.__file__))
+    h = hashlib.sha256()
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(GRADER_FILES) and not name.startswith("."):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    data = f.read()
+                h.update(f"{os.path.relpath(path, package)}\0{len(data)}\0".encode())
+                h.update(data)
+    return h.hexdigest()[:16]
+
+
 def grading_key(sub_hash, cfg, device):
-    """What a stored result depends on: the submission, the grading config and the device tier."""
+    """What a stored result depends on: the submission (its content hash), the grading config (the course's
+    overrides applied), the device tier and the grader's version (grader_version: a hash of the autograder/
+    package's code and config). A run skips a student only while all four are unchanged."""
     settings = {k: v for k, v in cfg.items() if k not in ("path", "course_overrides")}
-    blob = json.dumps({"submission": sub_hash, "config": settings, "device": device}, sort_keys=True)
+    blob = json.dumps({"submission": sub_hash, "config": settings, "device": device, "grader": grader_version()},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -68,12 +107,75 @@ def read_results(path):  # noqa: F811 (the engine's reader, with this run's grad
         return None
 
 
-def read_timestamp(folder):
+def valid_timestamp(text):
+    """True when nbgrader's gradebook can store `text` as a submission's time (nbgrader.utils.parse_utc reads it)."""
+    from nbgrader.utils import parse_utc
     try:
-        with open(os.path.join(folder, "timestamp.txt"), encoding="utf-8") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
+        parse_utc(text)
+        return True
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+def read_timestamp(folder):
+    """(the time nbgrader's timestamp.txt of a submission gives, or None; a note where the file is there but gives
+    no time). A file that is empty, binary or not a time never stops the class: the timestamp is unknown, and the
+    note says so with the file's content, shortened."""
+    path = os.path.join(folder, "timestamp.txt")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(4096)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, f"timestamp.txt could not be read ({exc.strerror or exc}): the submission's time is unknown"
+    text = data.decode("utf-8-sig", errors="replace").strip()
+    if text and text.isprintable() and valid_timestamp(text):
+        return text, ""
+    shown = repr(text[:40] + ("..." if len(text) > 40 else "")) if text else "nothing"
+    return None, f"timestamp.txt holds {shown}, not a time: the submission's time is unknown"
+
+
+def misplaced_files(student_dir, assignment, limit=10):
+    """Notebooks and .py files of a student that the class run does not grade, relative to submitted/<student>/:
+    those beside the assignment's folder, in a folder inside it (matmul/sub/) or in a folder of another name
+    (Matmul/, "matmul (1)/"). At most `limit` named, then how many more; three folders deep at most."""
+    found = []
+    for folder, dirs, files in os.walk(student_dir):
+        rel = os.path.relpath(folder, student_dir)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if rel.count(os.sep) < 2 else []
+        if rel == assignment:
+            continue  # the graded folder's own files
+        found += [os.path.normpath(os.path.join(rel, n)) for n in sorted(files)
+                  if n.endswith((".py", ".ipynb")) and not n.startswith(".")]
+    return found[:limit] + ([f"{len(found) - limit} more"] if len(found) > limit else [])
+
+
+def misplaced_note(student, assignment, files):
+    """The class run's note on a student's files outside submitted/<student>/<assignment>/."""
+    return (f"not graded: {', '.join(files)} in submitted/{student}/, outside {assignment}/ (the class run grades "
+            f"only the files directly in submitted/{student}/{assignment}/: move them there)")
+
+
+def layout_notes(coursedir, assignment, students=None):
+    """[(student, note)] of the files the class run does not grade: those outside submitted/<student>/<assignment>/
+    of a student who has that folder, and every notebook of a student who has none (a folder Matmul/, files beside
+    it): named in the run's output, never skipped without a word. `students`: only these."""
+    root = os.path.join(coursedir.root, coursedir.submitted_directory)
+    notes = []
+    for student in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        base = os.path.join(root, student)
+        if student.startswith(".") or not os.path.isdir(base) or (students and student not in students):
+            continue
+        files = misplaced_files(base, assignment)
+        if not files:
+            continue
+        if os.path.isdir(os.path.join(base, assignment)):
+            notes.append((student, misplaced_note(student, assignment, files)))
+        else:
+            notes.append((student, f"not graded at all: submitted/{student}/ has no {assignment}/ folder, but holds "
+                                   f"{', '.join(files)} (move them into submitted/{student}/{assignment}/)"))
+    return notes
 
 
 def staging_dir(course, assignment):
@@ -108,7 +210,9 @@ class ClassRecords:
     def store(self, gb, student, folder, data):
         """Gradebook (committed), formgrader copy, feedback page, then results.json: the 'done' mark."""
         course = data["extra_data"]["course"]
-        gb_mod.record(gb, student, course["stage_scores"], course["timestamp"], self.assignment,
+        stamp = course.get("timestamp")
+        stamp = stamp if isinstance(stamp, str) and valid_timestamp(stamp) else None  # a result staged before checks
+        gb_mod.record(gb, student, course["stage_scores"], stamp, self.assignment,
                       comments=feedback.stage_comments(data))
         autograded = self.autograded_path(student)
         os.makedirs(autograded, exist_ok=True)

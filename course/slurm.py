@@ -8,7 +8,10 @@ failed class is finished:
 2. it asks Slurm (``squeue``, and ``sacct`` where the cluster keeps accounting) about the
    tasks it submitted before (``COURSE/.grading/<assignment>/slurm/jobs.json``): students
    whose task is still pending or running are left alone; failed, cancelled, timed-out
-   or lost tasks are listed, and their students are submitted again;
+   or lost tasks are listed, and their students are submitted again. A query that fails
+   (squeue missing, or an error such as a controller that does not answer) is asked again;
+   if it still fails, the state is unknown, not ended: those students are left alone
+   too, and the run says so (run it again later);
 3. it submits the students still to grade as one job array (``sbatch --array``): one task
    per ``batch`` submissions, each task on one GPU (``--gres=gpu:1``) in the GPU tier or
    on ``cpus_per_task`` cores in the simulator tier. A task grades into the course folder
@@ -54,6 +57,8 @@ NEVER_STARTS = {"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "
 # Slurm job states of a task that may still grade its students.
 IN_FLIGHT = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
              "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
+# Not a Slurm state: squeue failed on the task's job, so it may still be queued or running.
+NO_ANSWER = "NO_ANSWER"
 
 
 def slurm(*args, check=True):
@@ -76,6 +81,9 @@ class SlurmRun:
         self.dir = os.path.join(grader.course, GRADING_DIR, grader.assignment, "slurm")
         self.jobs_file = os.path.join(self.dir, "jobs.json")
         self.python = self.s["python"] or sys.executable
+        self.squeue_tries, self.squeue_retry_s = 3, 10.0  # a failed squeue is asked again this often, this far apart
+        self.squeue_patience_s = 600.0  # --wait: how long squeue may keep failing before the run gives up waiting
+        self.squeue_trouble = ""        # why squeue last failed
 
     # -- what was submitted before -----------------------------------------
     def load_jobs(self):
@@ -91,20 +99,49 @@ class SlurmRun:
         from autograder.engine.report import write_json_atomic
         write_json_atomic(self.jobs_file, jobs)
 
+    def squeue(self, job, *args):
+        """squeue's lines of one job: [] where Slurm no longer knows the job (it ended and was purged), None where
+        squeue failed (missing, or an error: the job's tasks may still run); self.squeue_trouble says why."""
+        try:
+            q = slurm("squeue", "-h", "-r", "-j", job, *args, check=False)
+        except CourseError as exc:  # squeue missing, or no answer within its time
+            self.squeue_trouble = str(exc)
+            return None
+        if q.returncode != 0:
+            said = (q.stderr or q.stdout).strip()
+            if "Invalid job id" in said:
+                return []
+            self.squeue_trouble = f"squeue -j {job} failed (exit status {q.returncode}): {said[:300] or 'no message'}"
+            return None
+        return q.stdout.splitlines()
+
     def task_states(self, job_ids):
-        """{"<job>_<index>": state} from squeue (live) and sacct (finished, where accounting is kept)."""
+        """{"<job>_<index>": state} from squeue (live) and sacct (finished, where accounting is kept). A task of a job
+        squeue did not answer for (after squeue_tries) that sacct does not know either is NO_ANSWER: unknown."""
         states = {}
         if not job_ids:
             return states
-        acct = slurm("sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State", check=False)
-        if acct.returncode == 0:
+        try:
+            acct = slurm("sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State", check=False)
+        except CourseError:  # no accounting here: squeue alone
+            acct = None
+        if acct is not None and acct.returncode == 0:
             for line in acct.stdout.splitlines():
                 task, _, state = line.partition("|")
                 if "_" in task and "[" not in task:
                     states[task.strip()] = state.split()[0] if state.strip() else "UNKNOWN"
         for job in job_ids:  # one at a time: squeue refuses a list with a purged id in it
-            q = slurm("squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i|%T", check=False)
-            for line in q.stdout.splitlines():
+            for attempt in range(self.squeue_tries):
+                lines = self.squeue(job, "-t", "all", "-o", "%i|%T")
+                if lines is not None:
+                    break
+                if attempt + 1 < self.squeue_tries:
+                    self.g.say(f"{self.squeue_trouble}; asking again in {self.squeue_retry_s:g} s")
+                    time.sleep(self.squeue_retry_s)
+            if lines is None:
+                states[job] = NO_ANSWER
+                continue
+            for line in lines:
                 task, _, state = line.partition("|")
                 if state.strip():
                     states[task.strip()] = state.strip()
@@ -118,7 +155,7 @@ class SlurmRun:
             for index, students in enumerate(job["tasks"]):
                 task = f"{job['job_id']}_{index}"
                 for student in students:
-                    last[student] = (task, states.get(task, "UNKNOWN"))
+                    last[student] = (task, states.get(task, states.get(job["job_id"], "UNKNOWN")))
         return last
 
     # -- submitting ----------------------------------------------------------
@@ -197,12 +234,20 @@ class SlurmRun:
         jobs = self.load_jobs()
         last = self.last_tasks(jobs) if todo else {}
         running = [(s, f) for s, f in todo if last.get(s, ("", ""))[1] in IN_FLIGHT]
-        ended = [(s, *last[s]) for s, _ in todo if s in last and last[s][1] not in IN_FLIGHT]
-        submit = [(s, f) for s, f in todo if s not in dict(running)]
+        unknown = [(s, last[s][0]) for s, _ in todo if last.get(s, ("", ""))[1] == NO_ANSWER]
+        ended = [(s, *last[s]) for s, _ in todo if s in last and last[s][1] not in IN_FLIGHT | {NO_ANSWER}]
+        submit = [(s, f) for s, f in todo if s not in dict(running) and s not in dict(unknown)]
         g.say(f"{g.course}: {len(found)} submissions of {g.assignment} on the "
               f"{'GPU' if g.device == 'gpu' else 'CUDA simulator'} through Slurm: {len(found) - len(todo)} graded"
               + (f" ({collected} collected now)" if collected else "")
-              + f", {len(running)} in tasks still queued or running, {len(submit)} to submit")
+              + f", {len(running)} in tasks still queued or running"
+              + (f", {len(unknown)} in tasks of unknown state" if unknown else "") + f", {len(submit)} to submit")
+        g.say_layout(students)
+        if unknown:
+            jobs_unknown = sorted({task.split("_")[0] for _, task in unknown})
+            g.say(f"squeue did not answer for job {', '.join(jobs_unknown)} ({self.squeue_trouble}): the tasks of "
+                  f"{len(unknown)} students ({', '.join(s for s, _ in unknown)}) may still be queued or running, so "
+                  "they are not submitted again. Run this command again once squeue answers.")
         if ended:
             g.say("Tasks that ended without a result (their students are submitted again):")
             for student, task, state in ended:
@@ -219,7 +264,7 @@ class SlurmRun:
                   f"(logs in {os.path.relpath(os.path.join(self.dir, 'logs'))})")
         if not waiting:
             g.finish()
-            return 0
+            return 1 if unknown else 0
         if not wait:
             collector = self.sbatch(self.collect_script(waiting), f"collect-{time.strftime('%Y%m%d-%H%M%S')}.sh")
             g.say(f"submitted the collecting job {collector}: it writes the gradebook, grades.csv and feedback "
@@ -241,16 +286,31 @@ class SlurmRun:
     def wait(self, job_ids, poll_s):
         """Until no task of these jobs is queued or running. A task the cluster can never start (it asks for more
         than any node of the partition has) is an error that says which setting to change, not an endless wait."""
-        shown = None
+        shown, failing_since = None, None
         while True:
-            states, reasons = {}, {}
+            states, reasons, failed = {}, {}, False
             for job in job_ids:
-                q = slurm("squeue", "-h", "-r", "-j", job, "-o", "%i|%T|%r", check=False)
-                for line in q.stdout.splitlines():
+                lines = self.squeue(job, "-o", "%i|%T|%r")
+                if lines is None:  # unknown, not ended: wait and ask again
+                    failed = True
+                    break
+                for line in lines:
                     task, _, rest = line.partition("|")
                     state, _, reason = rest.partition("|")
                     if state:
                         states[task.strip()], reasons[task.strip()] = state.strip(), reason.strip()
+            if failed:  # said once per spell of failures; given up after squeue_patience_s of them
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    self.g.say(f"{self.squeue_trouble}; still waiting for job {', '.join(job_ids)}: asking again "
+                               f"every {poll_s:g} s")
+                elif time.monotonic() - failing_since > self.squeue_patience_s:
+                    raise CourseError(f"{self.squeue_trouble}; squeue has failed for {self.squeue_patience_s:g} s, so "
+                                      f"the tasks of job {', '.join(job_ids)} may still be running: run this command "
+                                      "again later (it collects what they graded and submits only what is missing)")
+                time.sleep(poll_s)
+                continue
+            failing_since = None
             never = sorted({r for t, r in reasons.items() if states[t] == "PENDING" and r in NEVER_STARTS})
             if never:
                 raise CourseError(

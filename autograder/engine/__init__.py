@@ -32,7 +32,8 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     report = Report(submission, device, seed)
     report.sandbox = sandbox.backend(cfg["limits"]["sandbox"])[0]
     sources = collect(submission, stage)
-    report.notes = [src.note for src in sources if src.note]
+    report.notes = [src.note for src in sources if src.note] + list(sources.notes)
+    report.files = {src.stage.name: src.file for src in sources}
     rng = np.random.default_rng(seed)
     jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool, \

@@ -56,6 +56,7 @@ class Report:
     stages: list = field(default_factory=list)
     problems: list = field(default_factory=list)   # submission-level "not gradable" reasons
     notes: list = field(default_factory=list)      # what the student should know, not a failure (files skipped)
+    files: dict = field(default_factory=dict)      # per stage: the file graded, relative to the submission
     seconds: float = 0.0
     sandbox: str = ""     # the backend the children ran under: bwrap, unshare or none
     timing: dict = field(default_factory=dict)   # seconds by kind (time_breakdown)
@@ -89,13 +90,15 @@ def to_gradescope(report):
     if report.provisional:
         summary += (" PROVISIONAL: some checks (speed, GPU tools) were not run here and count neither way;"
                     " the final grade comes from the GPU tier.")
+    if report.files:
+        summary += "\nFiles graded: " + ", ".join(f"stage {stage}: {file}" for stage, file in report.files.items())
     if report.notes:
         summary += "\nNote: " + "\nNote: ".join(report.notes)
     out = {"score": round(report.score, 4), "max_score": round(report.max_score, 4), "output": summary,
            "execution_time": round(report.seconds, 2), "visibility": "visible", "stdout_visibility": "hidden",
            "tests": tests, "extra_data": {"device": report.device, "provisional": report.provisional,
                                           "sandbox": report.sandbox,
-                                          "stages": report.stages, "notes": report.notes,
+                                          "stages": report.stages, "notes": report.notes, "files": report.files,
                                           "regrade": report.regrade}}
     if report.gpu:
         out["extra_data"]["gpu"] = gpu_summary(report.gpu)
@@ -193,6 +196,8 @@ def summary(report):
             lines.extend("          " + ln for ln in c.output.splitlines()[:12])
     if report.provisional:
         lines.append("  Provisional: checks marked SKIP need a GPU and count neither way.")
+    if report.files:
+        lines.append("  Files graded: " + ", ".join(f"stage {stage}: {file}" for stage, file in report.files.items()))
     lines.extend(f"  Note: {note}" for note in report.notes)
     if report.regrade:
         lines.append(f"  RE-GRADE: {len(report.regrade)} check(s) not run for the grader's own trouble "
