@@ -39,10 +39,17 @@ from .scan import unimplemented
 
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # the cells to come may tune for the GPU, as the grader allows
     from .sim.gpu_options import accept_gpu_options
+    from .sim.warp import install as install_warp_functions
     accept_gpu_options()
+    install_warp_functions()  # cuda.shfl_sync and the other warp functions the simulator lacks
 
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU
 GPU_REPEATS = 5                        # timed runs per kernel and size (the median counts)
+# What adds the CUDA compiler (NVVM, libdevice and the CUDA runtime library numba-cuda asks for) to an environment.
+TOOLKIT_INSTALL = 'pip install "numba-cuda[cu13]==0.30.4"'
+_LIB_NOT_FOUND = re.compile(r'DynamicLibNotFoundError: Failure finding "([^"]+)"')
+_TOOLKIT_GONE = (re.compile(r"libNVVM (cannot be found|is not available)|libdevice\S* (cannot be found|not found)|"
+                            r"No such file[^\n]*libdevice", re.I), re.compile(r"NvvmSupportError"))
 
 
 @dataclass
@@ -52,6 +59,7 @@ class SelfCheck:
     device: str
     results: list = field(default_factory=list)   # (name, passed, message)
     figures: dict = field(default_factory=dict)    # numbers behind the plot
+    skipped: list = field(default_factory=list)    # (name, why): checks that could not run here, counted neither way
 
     @property
     def passed(self):
@@ -60,6 +68,18 @@ class SelfCheck:
     def __repr__(self):
         n = sum(1 for _, ok, _ in self.results if ok)
         return f"<self-check of stage {self.stage} ({self.device}): {n} of {len(self.results)} passed>"
+
+
+def toolkit_missing(compile_error):
+    """What of the CUDA compiler is missing, by a compile error's text ("" when the error is the kernel's own).
+
+    numba-cuda without its cu13 extra (the self-check wheel's plain dependencies) has no NVVM, libdevice or CUDA
+    runtime library: the compile then fails on a library lookup, not on the kernel."""
+    found = _LIB_NOT_FOUND.search(compile_error)
+    if found:
+        return f"{found.group(1)} not found"
+    found = _TOOLKIT_GONE[0].search(compile_error) or _TOOLKIT_GONE[1].search(compile_error)
+    return found.group(0) if found else ""
 
 
 class _Namespace:
@@ -199,8 +219,9 @@ class _Run:
         self.cfg = config_mod.load()
         self.points = self.cfg["stages"][stage.name]["points"]
         self.tol = self.cfg["grading"]["relative_error"]
-        tile = self.ns.get("TILE")
-        self.tile = tile if isinstance(tile, int) and tile > 0 else None
+        tile, tiles = self.ns.get("TILE"), self.cfg["structure"]["tiles"]
+        # as the grader's (engine/stage.py StageGrader.tile): a TILE the course does not allow sizes nothing
+        self.tile = tile if type(tile) is int and tile in tiles else (tiles[0] if stage.tiled else None)
         self.rng = np.random.default_rng(seed)
         self.report = SelfCheck(stage.name, "simulator" if self.sim else "GPU")
         self.files = _cell_files(self.ns)
@@ -213,6 +234,13 @@ class _Run:
         self.report.results.append((name, passed, message))
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")
         for line in message.splitlines()[:14]:
+            print("        " + line)
+
+    def skip(self, name, why, command=""):
+        """A check that could not run here: a SKIP line, counted neither way; `command` on a line of its own."""
+        self.report.skipped.append((name, why + (f" {command}" if command else "")))
+        print(f"  SKIP  {name}")
+        for line in textwrap.wrap(why, 100, break_long_words=False, break_on_hyphens=False) + [command] * bool(command):
             print("        " + line)
 
     def inputs(self, M, K, N):
@@ -279,7 +307,7 @@ class _Run:
     def compile_checks(self):
         """The grader's compile and structure checks (checks/compiles.py, checks/shared_memory.py) on the module these
         cells amount to: a PTX compile for the GPU target in a child process, as the grader's is."""
-        from .checks import compiles, shared_memory
+        from .checks import child_problem, compiles, shared_memory
         from .engine import StageGrader
         from .engine.report import PASSED
         from .submission import StageSource
@@ -290,15 +318,20 @@ class _Run:
                 with contextlib.redirect_stderr(io.StringIO()):  # the sandbox's notes are the grader's business
                     result = grader.compile_child()
             except Exception as exc:  # the check could not run here: say so, count nothing
-                print(f"  SKIP  the GPU compile: could not run here ({type(exc).__name__}: {exc})")
+                self.skip("the GPU compile", f"could not run here ({type(exc).__name__}: {exc})")
                 return
-        error = result.facts.get("compile_error", "")
-        if "nvvm" in error.lower() and ("cannot be found" in error or "not found" in error.lower()):
-            print("  SKIP  the GPU compile: NVVM is not installed here "
-                  "(pip install \"numba-cuda[cu13]==0.30.4\" adds it; the grader compiles anyway)")
+        # without the CUDA runtime library the module's import fails already, with NVVM alone missing the compile
+        missing = toolkit_missing(child_problem(result) + "\n" + result.facts.get("compile_error", ""))
+        reads_ptx = self.stage.tiled and "shared_memory" in self.points  # the tiles and barriers come from the PTX
+        if missing:
+            self.skip("the GPU compile" + (" and the shared-memory check" if reads_ptx else ""),
+                      f"the CUDA compiler's libraries are not installed here ({missing}), so "
+                      f"{'these checks count' if reads_ptx else 'this check counts'} neither way. The grader "
+                      "compiles your kernel anyway. To add them, run this where Jupyter runs, then restart the kernel:",
+                      TOOLKIT_INSTALL)
             return
         verdicts = [compiles.judge(grader, result)]
-        if self.stage.tiled and "shared_memory" in self.points:
+        if reads_ptx:
             verdicts.append(shared_memory.judge(grader, result))
         for check in verdicts:
             self.add(check.name, check.status == PASSED, check.output)
@@ -326,21 +359,27 @@ class _Run:
         """Replay one product with the simulator's instruments on; judge what the grader judges."""
         t = self.tile or 16
         keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
-        # the grader's shape for the judged checks; for the figure alone, one to four blocks
-        M, K, N = self.stage.instrument_shape(t, keys) if keys else (16 if self.stage.name == "naive" else 32,) * 3
+        # a shape drawn as the grader draws its own; for the figure alone, one to four blocks
+        M, K, N = self.stage.instrument_shape(t, self.rng) if keys else (16 if self.stage.name == "naive" else 32,) * 3
         try:
-            A, B, C, _, facts = self.launch(M, K, N, instrument=True)
+            A, B, C, past_end, facts = self.launch(M, K, N, instrument=True)
         except Exception as exc:
             self.add("simulator instruments", False, "the instrumented run failed: " + _explain(exc, self.files))
             return
         self.report.figures["instruments"] = {"shape": [M, K, N], "tile": self.tile, "global_loads": facts.get("global_loads"),
                                               "bank_conflicts": facts.get("bank_conflicts")}
+        wrong = correct.instrumented_product(C, A, B, self.tol, self.tile, past_end, facts)
+        if wrong:  # the grader credits no counter of a wrong product
+            for key in keys:
+                self.add(titles.DATA_REUSE if key == "data_reuse" else titles.SIM[key], False, wrong)
+            return
         if "races" in keys:
             self.add(titles.SIM["races"], *races.judge_sim(facts))
         if "bank_conflicts" in keys:
             self.add(titles.SIM["bank_conflicts"], *bank_conflicts.judge_sim(facts))
         if "data_reuse" in keys:
-            self.add(titles.DATA_REUSE, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"]))
+            known = self.ns.get("TILE") == self.tile and type(self.ns.get("TILE")) is int  # as the grader's tile_note
+            self.add(titles.DATA_REUSE, *data_reuse.judge_sim(facts, t, self.cfg["structure"]["reuse_fraction"], known))
 
     def timings(self):
         """Median milliseconds of the student's kernel and the references over GPU_SIZES."""
@@ -424,6 +463,8 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     report = run.report
     n = sum(1 for _, ok, _ in report.results if ok)
     verdict = ("all passed" if report.passed else f"{len(report.results) - n} failed")
+    if report.skipped:
+        verdict += f"; not run here: {', '.join(name for name, _ in report.skipped)}"
     print(f"{n} of {len(report.results)} self-checks passed ({verdict}, {time.perf_counter() - started:.1f} s). "
           "This is not your grade: the grader runs your notebook in separate processes, with more checks"
           + (" (speed, on a GPU)" if run.sim else " (speed, racecheck, ncu)")

@@ -160,8 +160,11 @@ def page(student, assignment, results):
         rows = [r for r in checks_of(results) if r[0] == stage.name]
         if not rows:
             continue
-        parts.append(f"<h2>Stage {stage.number}: {e(stage.title)} ({e(stage_points(results, stage.name))})</h2><table>"
-                     "<tr><th>result</th><th>points</th><th>check and why</th></tr>")
+        parts.append(f"<h2>Stage {stage.number}: {e(stage.title)} ({e(stage_points(results, stage.name))})</h2>")
+        graded = (results["extra_data"].get("files") or {}).get(stage.name)
+        if graded:
+            parts.append(f"<p>File graded: <code>{e(graded)}</code></p>")
+        parts.append("<table><tr><th>result</th><th>points</th><th>check and why</th></tr>")
         for _, key, status, name, got, max_score, output in rows:
             label, color = STATUS.get(status, STATUS["failed"])
             parts.append(f"<tr><td class='tag' style='color:{color}'>{label}</td><td>{got:g} / {max_score:g}</td>"

@@ -45,6 +45,45 @@ def sync_assignment(gb, cfg, assignment=ASSIGNMENT):
         total = stage_max(cfg)[stage.name]
         gb.update_or_create_task_cell(score_cell_id(stage), stage.module, assignment, max_score=total,
                                       cell_type="markdown")
+    drop_duplicate_score_cells(gb, assignment)
+
+
+def drop_duplicate_score_cells(gb, assignment=ASSIGNMENT):
+    """Remove a grade cell that repeats a stage's score cell, with its grades; returns how many were removed.
+
+    A score cell is a task cell alone. Notebooks released while it was marked as a grade cell too made
+    `nbgrader generate_assignment` record it twice, as a grade cell and a task cell of one name: every stage counted
+    twice (134 points instead of 67) and formgrader showed the copy's empty score as needing manual grading.
+    A score recorded against the copy (where `make grade` wrote it then) moves to the task cell's empty grade."""
+    from nbgrader.api import Assignment, Comment, Grade, GradeCell, Notebook, TaskCell
+    from autograder.stages import STAGES
+    names = [score_cell_id(stage) for stage in STAGES]
+    cells = (gb.db.query(GradeCell).join(Notebook, Notebook.id == GradeCell.notebook_id)
+             .join(Assignment, Assignment.id == Notebook.assignment_id)
+             .filter(Assignment.name == assignment, GradeCell.name.in_(names)).all())
+    for cell in cells:
+        task = (gb.db.query(TaskCell)
+                .filter(TaskCell.name == cell.name, TaskCell.notebook_id == cell.notebook_id).first())
+        olds = gb.db.query(Grade).filter(Grade.cell_id == cell.id).all()
+        for old in olds:
+            if task is None or (old.auto_score is None and old.manual_score is None):
+                continue
+            grade = gb.db.query(Grade).filter(Grade.cell_id == task.id, Grade.notebook_id == old.notebook_id).first()
+            if grade is None:
+                grade = Grade(cell_id=task.id, notebook_id=old.notebook_id)
+                gb.db.add(grade)
+            if grade.auto_score is None and grade.manual_score is None:
+                grade.auto_score, grade.manual_score = old.auto_score, old.manual_score
+                grade.extra_credit = old.extra_credit
+                grade.needs_manual_grade = False
+        for row in olds + gb.db.query(Comment).filter(Comment.cell_id == cell.id).all():
+            gb.db.delete(row)
+        gb.db.flush()
+        gb.db.delete(cell)
+    if cells:
+        gb.db.commit()
+        gb.db.expire_all()  # the notebooks' and submissions' cached scores and cell lists
+    return len(cells)
 
 
 def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT, comments=None):

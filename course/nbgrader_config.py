@@ -27,16 +27,61 @@ c.ExportPlugin.to = "gradebook-export.csv"
 # This course is graded by `make grade` (every check in a sandboxed child; scores written into this gradebook),
 # not by nbgrader's autograde, which would run the notebooks in a kernel and first delete the graded copy in
 # autograded/<student>/ (formgrader's "Autograde" button, `nbgrader autograde`). Both refuse, saying what to run.
+# formgrader shows the message in a modal without wrapping it: short lines, the command on a line of its own.
 try:
     from nbgrader.converters import Autograde as _Autograde
 
     def _graded_by_make_grade(self):
-        student = getattr(self.coursedir, "student_id", "") or "STUDENT"
-        raise RuntimeError(
-            "this course is graded by `make grade`, not by nbgrader's autograde (which would run the notebooks in a "
-            "kernel and delete the graded copy). Grade this student again with: "
-            f"make grade COURSE=<this folder> STUDENT={student if student != '*' else '<id>'} FORCE=1")
+        student = getattr(self.coursedir, "student_id", "") or "*"
+        message = ("\n"
+                   "This course is graded by `make grade`, not by\n"
+                   "nbgrader's autograde: that would run the notebooks\n"
+                   "in a kernel and delete autograded/<student>/.\n"
+                   "Nothing was changed. To grade the student again,\n"
+                   "run in the course's repository:\n"
+                   "\n"
+                   f"  make grade COURSE=<this folder> STUDENT={student if student != '*' else '<id>'} FORCE=1\n")
+        self.log.error(message)
+        raise RuntimeError(message)
     _Autograde.start = _graded_by_make_grade
+except ImportError:  # not loaded by nbgrader
+    pass
+
+# formgrader's "Generate Feedback" (`nbgrader generate_feedback`) writes nbgrader's pages into
+# feedback/<student>/<assignment>/ and first deletes that folder, with `make grade`'s feedback page and results in
+# it (index.html, results.json): they are put back after nbgrader wrote its pages, which show each stage's score and
+# why points were lost (the score cell's comment).
+try:
+    import os as _os
+    import re as _re
+    from nbgrader.converters import GenerateFeedback as _GenerateFeedback
+
+    def _keeping_make_grade_files(convert):
+        def convert_notebooks(self):
+            kept = {}
+            pattern = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+            for source in self.assignments:
+                found = _re.match(pattern, source)
+                if found is None:
+                    continue
+                folder = self._format_dest(found.group("assignment_id"), found.group("student_id"))
+                for name in ("index.html", "results.json"):
+                    path = _os.path.join(folder, name)
+                    if _os.path.isfile(path):
+                        with open(path, "rb") as f:
+                            kept[path] = f.read()
+            try:
+                convert(self)
+            finally:
+                for path, data in kept.items():
+                    if not _os.path.isfile(path):
+                        _os.makedirs(_os.path.dirname(path), exist_ok=True)
+                        with open(path, "wb") as f:
+                            f.write(data)
+        convert_notebooks.keeps_make_grade_files = True
+        return convert_notebooks
+    if not getattr(_GenerateFeedback.convert_notebooks, "keeps_make_grade_files", False):  # once per process
+        _GenerateFeedback.convert_notebooks = _keeping_make_grade_files(_GenerateFeedback.convert_notebooks)
 except ImportError:  # not loaded by nbgrader
     pass
 

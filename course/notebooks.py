@@ -200,8 +200,10 @@ def build_notebook(stage, cfg=None, solutions_dir=None, prose_dir=None):
         cells.append(markdown("closing"))
     total = stage_max(cfg)[stage.name]
     total = int(total) if total.is_integer() else total  # nbgrader's points as the config writes them
+    # a task cell only (nbgrader's "manually graded task"): a cell marked grade as well is recorded twice, as a grade
+    # cell and a task cell, which doubles the assignment's points and leaves a score that needs manual grading
     cells.append(v4.new_markdown_cell(score_text(stage, cfg), metadata=_nbgrader(
-        score_cell_id(stage), grade=True, task=True, points=total)))
+        score_cell_id(stage), task=True, points=total)))
     nb = v4.new_notebook(cells=cells)
     nb.metadata["jupytext"] = dict(JUPYTEXT)
     return nb

@@ -2,12 +2,18 @@
 
 1. Writes every stage's notebook as ``.ipynb`` into ``COURSE/source/matmul/``, from the
    stored notebooks in ``notebooks/`` (jupytext percent files, see course.notebooks).
-2. Copies course/nbgrader_config.py into COURSE when it has no nbgrader_config.py.
+2. Copies course/nbgrader_config.py into COURSE when it has no nbgrader_config.py, else brings its
+   course hooks (everything from the "# ---- course hooks" line on) up to this version's.
 3. Runs ``nbgrader generate_assignment matmul --force`` in COURSE: nbgrader replaces each
    solution region with the course's stub, locks the read-only cells, records the
    assignment in COURSE/gradebook.db and writes ``COURSE/release/matmul/``.
 4. Checks the release: no solution marker and no line of a solution region may survive,
-   and every solution cell must hold the stub. Any finding is an error (exit 1).
+   every solution cell must hold the stub, each stage's score cell is a task cell alone, and the
+   gradebook's assignment is worth the config's total (each score cell recorded once). Any finding
+   is an error (exit 1).
+
+A gradebook released before the score cells were task cells alone holds each of them twice (a grade
+cell too); the release removes the copies first (course.gradebook.drop_duplicate_score_cells).
 
 COURSE is build/course/ unless given.
 """
@@ -20,9 +26,11 @@ import sys
 
 from . import ASSIGNMENT, BUILD_COURSE, ROOT, use_venv_tools
 from . import notebooks
+from .notebooks import score_cell_id
 
 CONFIG_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nbgrader_config.py")
 STUB = 'raise NotImplementedError("not implemented yet")'
+HOOKS = "# ---- course hooks"  # where the part of nbgrader_config.py that is the same in every course folder begins
 
 
 class ReleaseError(RuntimeError):
@@ -70,6 +78,10 @@ def release_findings(release_dir):
             leaked = sorted(hidden & lines)
             if leaked:
                 findings.append(f"{stage.module}.ipynb: solution lines survived: {leaked[:3]}")
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade_id") == score_cell_id(stage) and (meta.get("grade") or not meta.get("task")):
+                findings.append(f"{stage.module}.ipynb: the score cell must be a task cell alone (nbgrader records "
+                                "a cell marked grade and task twice)")
             if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
                 stubs += STUB in text
                 if not cell["metadata"]["nbgrader"].get("checksum"):
@@ -83,6 +95,44 @@ def release_findings(release_dir):
     return findings
 
 
+def update_hooks(path):
+    """Replace the course hooks of a course's nbgrader_config.py (from HOOKS on) with the template's; the settings
+    above that line stay the instructor's. Returns True when the file changed."""
+    with open(CONFIG_TEMPLATE, encoding="utf-8") as f:
+        template = f.read()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if HOOKS not in text:  # a configuration of the instructor's own: left as it is
+        return False
+    updated = text[: text.index(HOOKS)] + template[template.index(HOOKS):]
+    if updated == text:
+        return False
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(updated)
+    return True
+
+
+def _repair_gradebook(course):
+    """Remove the second copy of each score cell from a gradebook released before they were task cells alone:
+    generate_assignment refuses to change a notebook's cells once it has submissions."""
+    from . import gradebook
+    with gradebook.open_gradebook(gradebook.course_directory(course)) as gb:
+        gradebook.drop_duplicate_score_cells(gb)
+
+
+def gradebook_findings(course):
+    """Problems with the released assignment in the gradebook: points other than the config's total."""
+    from autograder.config import load, stage_max
+    from . import gradebook
+    with gradebook.open_gradebook(gradebook.course_directory(course)) as gb:
+        got = gb.find_assignment(ASSIGNMENT).max_score
+    want = sum(stage_max(load()).values())
+    if abs(got - want) > 1e-9:
+        return [f"the gradebook's {ASSIGNMENT} is worth {got:g} points, not the config's {want:g} (a score cell "
+                "recorded twice, or a cell with points that is not a stage's score cell)"]
+    return []
+
+
 def release(course=BUILD_COURSE, quiet=False):
     """Build COURSE/source, run nbgrader generate_assignment, check the release; return the release folder."""
     course = os.path.abspath(course)
@@ -91,7 +141,11 @@ def release(course=BUILD_COURSE, quiet=False):
     notebooks.write_ipynbs(source)
     if not os.path.exists(os.path.join(course, "nbgrader_config.py")):
         shutil.copyfile(CONFIG_TEMPLATE, os.path.join(course, "nbgrader_config.py"))
+    else:
+        update_hooks(os.path.join(course, "nbgrader_config.py"))
     use_venv_tools()
+    if os.path.exists(os.path.join(course, "gradebook.db")):
+        _repair_gradebook(course)
     cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"]
     proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
     if not quiet or proc.returncode:
@@ -100,7 +154,7 @@ def release(course=BUILD_COURSE, quiet=False):
     if proc.returncode:
         raise ReleaseError(f"nbgrader generate_assignment failed (exit {proc.returncode})")
     release_dir = os.path.join(course, "release", ASSIGNMENT)
-    findings = release_findings(release_dir)
+    findings = release_findings(release_dir) + gradebook_findings(course)
     if findings:
         raise ReleaseError("the release is not fit for students:\n  " + "\n  ".join(findings))
     return release_dir

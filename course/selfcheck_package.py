@@ -1,7 +1,8 @@
 """The self-check as a package students install (``make selfcheck-package``): a wheel of the `autograder` package.
 
 A student with only the released notebooks (from nbgrader, an LMS or a template) installs it next to Jupyter,
-``pip install matmul_gpu_course-0.1.0-py3-none-any.whl`` (plus ``numba-cuda[cu13]`` for the PTX compile), and
+``pip install "matmul_gpu_course-0.1.0-py3-none-any.whl[ptx,plot]"`` (``[ptx]``: numba-cuda's cu13 extra, the CUDA
+compiler for the PTX compile; ``[plot]``: matplotlib), and
 the notebook's setup cell imports the self-check from it: no course folder, no GPU. The same wheel gives
 ``python -m autograder grade FOLDER``. It is built from a copy of the package, so the repository gets no build
 debris.
@@ -40,8 +41,8 @@ def main(argv=None):
     p.add_argument("--dest", default=DIST, help="folder for the wheel (default: build/dist)")
     args = p.parse_args(argv)
     wheel = build_wheel(args.dest)
-    print(f"wrote {os.path.relpath(wheel)}: students run `pip install {os.path.basename(wheel)}` "
-          "(and `pip install \"numba-cuda[cu13]==0.30.4\"` for the PTX compile), then open the notebooks")
+    print(f"wrote {os.path.relpath(wheel)}: students run `pip install \"{os.path.basename(wheel)}[ptx,plot]\"` in "
+          "their own environment (README: For students), then open the notebooks")
     return 0
 
 

@@ -175,7 +175,7 @@ def matmul_naive(A, B, C):
 # %% tags=["not-graded"] nbgrader={"grade": false, "grade_id": "s1_naive-selfcheck", "locked": true, "schema_version": 3, "solution": false, "task": false}
 check("naive")
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "s1_naive-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 10}
+# %% [markdown] nbgrader={"grade": false, "grade_id": "s1_naive-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 10}
 # ### Points: stage 1 is worth 10
 #
 # | check | points |

@@ -55,6 +55,10 @@ print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("
 # self-check at the bottom. This stage only has to handle square `N` that are multiples of
 # `TILE`; stage 3 removes that restriction.
 #
+# `TILE` is 16 or 32, the sizes the course allows: the grader sizes its test shapes and its
+# data-reuse bar by them. Another `TILE` keeps the points of correct results, but the shared-tile
+# check fails and the tiling is judged as if `TILE` were 16.
+#
 # The graded cells hold a kernel module and nothing else: imports of `math`, numpy's dtypes and
 # `numba`, constants, `@cuda.jit` kernels and helpers, and the launcher (stage 1 and the README's
 # student contract list what is allowed). Anything else scores the stage 0.
@@ -78,7 +82,7 @@ Requirements:
 """
 from numba import cuda, float32
 
-TILE = 16
+TILE = 16  # the course allows 16 or 32
 
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s2_tiled-md-matmul_tiled_kernel", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -158,15 +162,15 @@ def matmul_tiled(A, B, C):
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s2_tiled-md-check", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Self-check
 #
-# Correct results on one tile and on 2 x 2 tiles, then one instrumented run in the simulator:
-# the race detector (a missing barrier fails here) and the load counter. The plot compares the
-# global loads per output element of the naive kernel (`2K`), of yours, and of an ideal
-# `TILE`-tiled kernel (`2K / TILE`).
+# Correct results on one tile and on 2 x 2 tiles, then one instrumented run in the simulator at
+# 2 x 2 or 3 x 3 tiles, drawn at random as the grader draws its own: the race detector (a missing
+# barrier fails here) and the load counter. The plot compares the global loads per output element
+# of the naive kernel (`2K`), of yours, and of an ideal `TILE`-tiled kernel (`2K / TILE`).
 
 # %% tags=["not-graded"] nbgrader={"grade": false, "grade_id": "s2_tiled-selfcheck", "locked": true, "schema_version": 3, "solution": false, "task": false}
 check("tiled")
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "s2_tiled-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 15}
+# %% [markdown] nbgrader={"grade": false, "grade_id": "s2_tiled-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 15}
 # ### Points: stage 2 is worth 15
 #
 # | check | points |

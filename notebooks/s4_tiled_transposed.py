@@ -87,7 +87,7 @@ import math
 
 from numba import cuda, float32
 
-TILE = 32
+TILE = 32  # the course allows 16 or 32
 TILE_PAD = TILE + 1
 
 
@@ -163,16 +163,18 @@ def matmul_tiled_transposed(A, B, C):
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s4_tiled_transposed-md-check", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Self-check
 #
-# Correct results on the grader's shapes, then one instrumented 32 x 32 x 32 product in the
-# simulator: the race detector and the bank counter, which groups every shared-memory access by
-# warp and counts how many different words each bank must serve. The plot shows the global loads
+# Correct results on the grader's shapes, then one instrumented product in the simulator (`M`,
+# `K` and `N` drawn at random as the grader draws its own, one partial block along `M` and `N`, two
+# tiles along `K`): the race detector, the load counter (a tiled kernel reuses each load of `A` and `B`) and the bank
+# counter, which groups every shared-memory access by warp and counts how many different words
+# each bank must serve. The plot shows the global loads
 # per output element and the mean conflict degree of each shared-memory load in your kernel
 # (1 = conflict-free; an unpadded `sBT` shows 32).
 
 # %% tags=["not-graded"] nbgrader={"grade": false, "grade_id": "s4_tiled_transposed-selfcheck", "locked": true, "schema_version": 3, "solution": false, "task": false}
 check("tiled_transposed")
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "s4_tiled_transposed-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 15}
+# %% [markdown] nbgrader={"grade": false, "grade_id": "s4_tiled_transposed-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 15}
 # ### Points: stage 4 is worth 15
 #
 # | check | points |
@@ -181,7 +183,8 @@ check("tiled_transposed")
 # | shared-memory tiles and barriers | 2 |
 # | correct results on fresh random inputs | 6 |
 # | no shared-memory races | 2 |
-# | no shared-memory bank conflicts | 2 |
+# | no shared-memory bank conflicts | 1 |
+# | data reuse | 1 |
 # | speed against a reference kernel (GPU only) | 2 |
 #
 # `make grade` grades this notebook's code cells (not the setup and self-check cells) with the course's grading engine, each check in a separate process on fresh random inputs, and records the score against this cell in the course gradebook. Nothing that runs in your notebook counts toward the grade: the self-check above is a preview.

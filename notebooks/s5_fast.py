@@ -234,7 +234,7 @@ def matmul_fast(A, B, C):
 # %% tags=["not-graded"] nbgrader={"grade": false, "grade_id": "s5_fast-selfcheck", "locked": true, "schema_version": 3, "solution": false, "task": false}
 check("fast")
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "s5_fast-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 12}
+# %% [markdown] nbgrader={"grade": false, "grade_id": "s5_fast-score", "locked": true, "schema_version": 3, "solution": false, "task": true, "points": 12}
 # ### Points: stage 5 is worth 12
 #
 # | check | points |

@@ -496,7 +496,8 @@ def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(t
         scores = {s: results_of(str(course), s)["extra_data"]["course"]["stage_scores"] for s in
                   ("ada", "cop", "eve", "tia")}
         assert scores["ada"] == {"naive": 8.0} and scores["cop"] == {"naive": 8.0}, scores
-        assert scores["eve"] == {"naive": 6.0} and scores["tia"] == {"tiled": 0.0}, scores
+        # TILE = -16 keeps what its code earns: it compiles (1 point); no product runs (negative dimensions)
+        assert scores["eve"] == {"naive": 6.0} and scores["tia"] == {"tiled": 1.0}, scores
         pages = {s: open(course / "feedback" / s / ASSIGNMENT / "index.html", encoding="utf-8").read()
                  for s in scores}
         assert "s1_naive-Copy1.ipynb also defines stage naive: not graded" in pages["cop"]
@@ -598,3 +599,127 @@ def test_the_class_histogram_counts_whole_students(tmp_path):
 def test_the_demo_course_ignores_the_class_runs_working_folder():
     lines = open(os.path.join(DEMO_COURSE, ".gitignore"), encoding="utf-8").read().split()
     assert "/.grading/" in lines
+
+
+def _released_class(released_course, course):
+    """A copy of a course made by `make release` (course.release), with two submissions of the released notebooks:
+    ann solved stage 1 (the rest as released: stubs), ben handed in the stubs."""
+    shutil.copytree(released_course, course)
+    release = os.path.join(course, "release", ASSIGNMENT)
+    for student, solved in (("ann", ("s1_naive",)), ("ben", ())):
+        folder = os.path.join(course, "submitted", student, ASSIGNMENT)
+        os.makedirs(folder)
+        for stage in STAGES:
+            nb = nbformat.read(os.path.join(release, f"{stage.module}.ipynb"), as_version=4)
+            demo.apply_edits(nb, stage.module, [demo.SOLVE] if stage.module in solved else [])
+            nbformat.write(nb, os.path.join(folder, f"{stage.module}.ipynb"))
+    return course
+
+
+@pytest.mark.slow
+def test_formgrader_and_export_of_a_released_course_count_each_stage_once(released_course, tmp_path):
+    """A course made by `make release` and graded by `make grade`: formgrader (its HTTP API, as its pages read it)
+    shows every submission graded, out of the GPU tier's 67 points, with one scored cell per notebook; `nbgrader
+    export` agrees. formgrader's Generate Feedback keeps `make grade`'s feedback page and results and its own pages
+    say why points were lost; its Autograde refusal fits formgrader's modal, the command on a line of its own."""
+    course = _released_class(released_course, str(tmp_path / "course"))
+    grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"))
+    assert grader.run() == 2
+    gpu_total = sum(sum(s["points"].values()) for s in config.load()["stages"].values())
+    expected = {"ann": float(demo.FULL["naive"]), "ben": 0.0}
+    kept = {(s, name): open(os.path.join(course, "feedback", s, ASSIGNMENT, name), "rb").read()
+            for s in expected for name in ("index.html", "results.json")}
+    with formgrader(course) as call:
+        assert call("GET", f"/formgrader/api/assignment/{ASSIGNMENT}")["max_score"] == gpu_total
+        submissions = call("GET", f"/formgrader/api/submissions/{ASSIGNMENT}")
+        assert {s["student"]: (s["score"], s["max_score"]) for s in submissions} == \
+            {s: (score, gpu_total) for s, score in expected.items()}
+        assert not any(s["needs_manual_grade"] for s in submissions) and all(s["autograded"] for s in submissions)
+        for stage in STAGES:
+            for nb in call("GET", f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{stage.module}"):
+                grades = call("GET", f"/formgrader/api/grades?submission_id={nb['id']}")
+                assert [(g["name"], g["max_score"]) for g in grades] == \
+                    [(f"{stage.module}-score", config.stage_max(config.load())[stage.name])], grades
+                assert grades[0]["auto_score"] is not None and not grades[0]["needs_manual_grade"], grades
+                assert not nb["needs_manual_grade"]
+        refusal = call("POST", f"/formgrader/api/submission/{ASSIGNMENT}/ben/autograde")
+        made = call("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/ann/generate_feedback")
+        assert made["success"], made
+        made_all = call("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/generate_feedback")
+        assert made_all["success"], made_all
+    # the refusal: the command alone on a short line, every line of the message short (formgrader's modal shows it
+    # in a <pre> about 66 characters wide and does not wrap it)
+    assert refusal["success"] is False
+    message = refusal["error"].split("RuntimeError:", 1)[1]
+    lines = message.strip("\n").splitlines()
+    assert "make grade COURSE=<this folder> STUDENT=ben FORCE=1" in [line.strip() for line in lines], message
+    assert max(len(line) for line in lines) <= 64, message
+    assert "make grade COURSE=<this folder> STUDENT=ben FORCE=1" in refusal.get("log", ""), refusal
+    # Generate Feedback: make grade's files are where they were, nbgrader's pages beside them say why
+    for (student, name), data in kept.items():
+        assert open(os.path.join(course, "feedback", student, ASSIGNMENT, name), "rb").read() == data, (student, name)
+    page = open(os.path.join(course, "feedback", "ann", ASSIGNMENT, "s2_tiled.html"), encoding="utf-8").read()
+    assert "not implemented yet" in page and "make grade: 0 / 13 in the simulator" in page
+    assert grader.todo(grader.select()) == []  # nothing to grade again
+    # nbgrader export: the same totals, out of 67
+    use_venv_tools()
+    export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=course, capture_output=True, text=True,
+                            timeout=300)
+    assert export.returncode == 0, export.stdout + export.stderr
+    with open(os.path.join(course, "gradebook-export.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["student_id"]: (float(r["score"]), float(r["max_score"])) for r in rows} == \
+        {s: (score, gpu_total) for s, score in expected.items()}
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # nbgrader 0.9 trips SQLAlchemy 2's autoflush warnings
+def test_a_gradebook_with_each_score_cell_recorded_twice_is_repaired_and_keeps_its_scores(tmp_path):
+    """A course released while the score cells were marked grade and task: generate_assignment recorded each twice
+    (134 points) and `make grade` wrote the scores against the grade-cell copy. The next `make grade` (its gradebook
+    sync) or `make release` removes the copies and keeps the scores, on the task cells formgrader shows."""
+    from nbgrader.api import Gradebook
+    from course import gradebook
+    from course.notebooks import score_cell_id
+    cfg = config.load()
+    maxima = config.stage_max(cfg)
+    scores = {"naive": 8.0, "tiled": 6.0}
+    use_venv_tools()
+    with Gradebook(f"sqlite:///{tmp_path}/gradebook.db") as gb:
+        gradebook.sync_assignment(gb, cfg)
+        for stage in STAGES:  # what generate_assignment recorded from a score cell marked grade and task
+            gb.update_or_create_grade_cell(score_cell_id(stage), stage.module, ASSIGNMENT, max_score=maxima[stage.name],
+                                           cell_type="markdown")
+        gb.add_student("ann")
+        gb.add_submission(ASSIGNMENT, "ann")
+        for stage in STAGES:  # where the scores went: the grade cell's row (find_grade looks there first)
+            grade = gb.find_grade(score_cell_id(stage), stage.module, ASSIGNMENT, "ann")
+            grade.auto_score, grade.needs_manual_grade = scores.get(stage.name, 0.0), False
+        gb.db.commit()
+        assert gb.find_assignment(ASSIGNMENT).max_score == 2 * sum(maxima.values())
+        assert gb.find_submission(ASSIGNMENT, "ann").needs_manual_grade
+
+        gradebook.sync_assignment(gb, cfg)
+        submission = gb.find_submission(ASSIGNMENT, "ann")
+        assert gb.find_assignment(ASSIGNMENT).max_score == sum(maxima.values())
+        assert (submission.score, submission.max_score) == (sum(scores.values()), sum(maxima.values()))
+        assert not submission.needs_manual_grade
+        for stage in STAGES:
+            nb = gb.find_submission_notebook(stage.module, ASSIGNMENT, "ann")
+            assert [(g.name, g.auto_score) for g in nb.grades] == [(score_cell_id(stage), scores.get(stage.name, 0.0))]
+        assert gradebook.drop_duplicate_score_cells(gb) == 0
+
+
+def test_release_brings_a_course_folders_hooks_up_to_date(tmp_path):
+    """`make release` into a course folder made by an older version: the instructor's settings stay, the course hooks
+    (the autograde refusal, Generate Feedback keeping make grade's files, the tiered export) become this version's."""
+    from course.release import CONFIG_TEMPLATE, HOOKS, update_hooks
+    template = open(CONFIG_TEMPLATE, encoding="utf-8").read()
+    path = tmp_path / "nbgrader_config.py"
+    mine = 'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "gpu-2027"\n\n'
+    path.write_text(mine + HOOKS + " ----\n# an older version's hooks\n", encoding="utf-8")
+    assert update_hooks(str(path))
+    text = path.read_text(encoding="utf-8")
+    assert text == mine + template[template.index(HOOKS):]
+    assert not update_hooks(str(path))
+    (tmp_path / "own.py").write_text(mine, encoding="utf-8")
+    assert not update_hooks(str(tmp_path / "own.py")) and (tmp_path / "own.py").read_text(encoding="utf-8") == mine

@@ -1,0 +1,91 @@
+"""The self-check where the CUDA compiler is not installed: the self-check wheel with its plain dependencies
+(numba-cuda without the cu13 extra, so no NVVM, libdevice or CUDA runtime library). Its compile check says what is
+missing and how to add it, and counts neither way; a kernel the compiler rejects still fails."""
+import glob
+import json
+import os
+import re
+import site
+import subprocess
+import sys
+
+import pytest
+
+from autograder.selfcheck import TOOLKIT_INSTALL, toolkit_missing
+from conftest import ROOT
+
+# the child's view of the file system with an empty folder over each folder of the CUDA toolkit's libraries
+DRIVER = r"""
+import json, runpy, sys
+from autograder.sandbox import box
+hidden = json.loads(sys.argv[1])
+view = box.view
+box.view = lambda *a, **k: view(*a, **k) + [("tmpfs", 1 << 20, folder) for folder in hidden]
+from autograder.selfcheck import check
+report = check(sys.argv[2], runpy.run_path(sys.argv[3]), plot=False)
+print("SKIPPED=" + json.dumps(report.skipped))
+"""
+
+
+def toolkit_folders():
+    """Every folder this machine holds NVVM, libdevice or the CUDA runtime library in, where numba-cuda looks."""
+    names = ("libnvvm.so*", "libdevice*.bc", "libcudart.so*")
+    roots = [os.path.join(sp, "nvidia") for sp in site.getsitepackages()] + glob.glob("/usr/local/cuda*")
+    roots += [os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX") if os.environ.get(k)]
+    files = [f for root in roots for name in names for f in glob.glob(os.path.join(root, "**", name), recursive=True)]
+    cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    files += [line.split("=>")[-1].strip() for line in cache.splitlines() if "libnvvm" in line or "libcudart" in line]
+    return sorted({os.path.dirname(os.path.realpath(f)) for f in files})
+
+
+@pytest.mark.parametrize("error, missing", [
+    ('DynamicLibNotFoundError: Failure finding "libnvvm.so.4 or libnvvm.so": No such file: libnvvm.so.4 or '
+     'libnvvm.so\n  listdir("/venv/lib/python3.11/site-packages/nvidia/cu13/lib"):', "libnvvm.so.4 or libnvvm.so"),
+    ('DynamicLibNotFoundError: Failure finding "libcudart.so.13 or libcudart.so.12": No such file', "libcudart.so.13"),
+    ("NvvmSupportError: libNVVM is not available", "libNVVM is not available"),
+    ("NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`", "libNVVM cannot be found"),
+    ("TypingError: Failed in cuda mode pipeline (step: nopython frontend)\nUnknown attribute 'foo'", ""),
+    ("NvvmError: Failed to compile\n<unnamed> (12, 5): parse expected type", ""),
+    ("NameError: name 'TILE_PAD' is not defined (line 4: sA = cuda.shared.array((TILE, TILE_PAD), float32))", ""),
+])
+def test_a_missing_compiler_is_told_from_a_rejected_kernel(error, missing):
+    found = toolkit_missing(error)
+    assert (missing in found) if missing else found == "", (error, found)
+
+
+@pytest.mark.slow
+def test_self_check_without_the_cuda_compiler_says_so_and_counts_neither_way(tmp_path):
+    """A correct tiled kernel, checked where the compile child finds no CUDA library (as after `pip install` of the
+    wheel alone): SKIP with the missing library and the install command, never FAIL; the other checks still run."""
+    hidden = toolkit_folders()
+    system = [d for d in hidden if glob.glob(os.path.join(d, "libc.so*"))]
+    if system:
+        pytest.skip(f"the CUDA libraries are in a system library folder this test cannot hide: {system}")
+    solution = os.path.join(ROOT, "solutions", "s2_tiled.py")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(hidden), "tiled", solution], capture_output=True,
+                       text=True, env=env, cwd=str(tmp_path), timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    if "PASS  matmul_tiled_kernel is a CUDA kernel that compiles" in p.stdout:
+        pytest.skip(f"the compile child found the CUDA compiler outside the folders hidden from it: {hidden}")
+    assert "FAIL" not in p.stdout, p.stdout
+    assert "SKIP  the GPU compile and the shared-memory check" in p.stdout, p.stdout
+    said = " ".join(p.stdout.split())
+    assert re.search(r"the CUDA compiler's libraries are not installed here \(lib\S+ .*not found\)", said), said
+    assert TOOLKIT_INSTALL in said and "these checks count neither way" in said, said
+    assert re.search(r"(\d+) of \1 self-checks passed \(all passed; not run here: the GPU compile", said), said
+    skipped = json.loads(p.stdout.split("SKIPPED=", 1)[1])
+    assert [name for name, _ in skipped] == ["the GPU compile and the shared-memory check"]
+
+
+def test_the_student_setup_pins_what_the_course_pins():
+    """The README's student section names the packages a student's own environment needs, with this course's pins,
+    and says to activate it."""
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    students = readme.split("## For students", 1)[1].split("\n## ", 1)[0]
+    requirements = open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8").read()
+    for pin in ("numba-cuda[cu13]==0.30.4", "numba==0.68.1", "numpy>=2.0,<2.5", "notebook>=7,<8"):
+        assert pin in requirements, pin
+        assert pin in students, pin
+    assert "source " in students and "bin/activate" in students
+    assert TOOLKIT_INSTALL.split(" ", 2)[2].strip('"') in students
