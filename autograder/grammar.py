@@ -847,7 +847,7 @@ def _shift(a, b):
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
         ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
         ast.Pow: _power, ast.LShift: _shift, ast.RShift: lambda a, b: a >> b}
-_CALLS = {"min": min, "max": max, "abs": abs, "int": int}
+_CALLS = {"min": min, "max": max, "abs": abs, "int": int, "round": lambda x: round(x)}  # round(x, n) left out
 
 
 class _Constants:
@@ -903,7 +903,7 @@ class _Constants:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS \
                 and not node.keywords and node.args:
             args = [self.value(a) for a in node.args]
-            if None in args or (node.func.id in ("abs", "int") and len(args) != 1):
+            if None in args or (node.func.id in ("abs", "int", "round") and len(args) != 1):
                 return None
             return _checked(_CALLS[node.func.id](*args))
         return None

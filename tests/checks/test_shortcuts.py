@@ -78,7 +78,7 @@ def matmul_tiled(A, B, C):
 '''
 
 
-@pytest.mark.parametrize("tile", ["1", "8", "0", "-16", "100000", "2 ** 20", "16.0", "round(32.0)"])
+@pytest.mark.parametrize("tile", ["1", "8", "0", "-16", "100000", "2 ** 20", "16.0", "round(8.0)"])
 def test_a_tile_outside_the_courses_is_judged_by_the_courses_own(cfg, tile, tmp_path):
     """TILE = 1 let a naive kernel pass stage 2 (13/13: the student's TILE set the bar); TILE = -16 and 100000
     crashed the grader (a negative shape, a 74.5 GiB array); then any TILE outside the course's zeroed the stage,
@@ -121,3 +121,11 @@ def test_a_tile_worked_out_from_constants_is_the_one_graded(cfg):
     g = StageGrader(StageSource(stages.find("tiled"), "s2_tiled.py", text), "sim", cfg, np.random.default_rng(1),
                     tempfile.mkdtemp())
     assert g.tile == 32
+
+
+def test_a_tile_python_rounds_is_read_as_the_grader_and_the_self_check_read_it():
+    """TILE = round(32.0) is 32 in the module and in the notebook: the grader reads it so too, and judges the tiling
+    by 32, not by the course's first size."""
+    from autograder.grammar import module_constants
+    assert module_constants("TILE = round(32.0)\nTILE_PAD = TILE + 1")["TILE_PAD"] == (33, 2)
+    assert "TILE" not in module_constants("TILE = round(32.4, 1)")   # not an int: left out, as before
