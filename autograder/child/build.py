@@ -79,7 +79,9 @@ def compile_error_facts(exc):
     if not isinstance(exc, Rejected):
         exc = Rejected(_FAILED[0] if _FAILED else "a function with an explicit signature", exc, _FAILED[:1])
     facts = {"compile_error": str(exc)}
-    if compiler_error(exc.error) and not exc.compiler_missing:
+    if exc.compiler_missing:
+        facts["compiler_missing"] = str(exc)[:1500]
+    elif compiler_error(exc.error):
         facts["rejected"] = exc.function
     return facts
 
@@ -121,14 +123,18 @@ def _dims(value):
     return [int(v) for v in value]
 
 
-def plan_shape(module, job, shape, specs, kernels_of):
-    """The launches of the launcher at (M, K, N), as plan data; compiles each new specialisation into `specs`."""
+def plan_shape(module, job, shape, specs, kernels_of, compile=True):
+    """The launches of the launcher at (M, K, N), as plan data; compiles each new specialisation into `specs`.
+    Without `compile` (a machine with no CUDA compiler: the simulator tier still runs the plan) the specialisations
+    are typed as numba would type them, with no PTX."""
     from numba.cuda import dispatcher
     from autograder.child import launches as L
     M, K, N = shape
     A, B, C = stand_in_array(M, K), stand_in_array(K, N), stand_in_array(M, N)
     recorded = L.record_launches(module, job["launcher"], A, B, C)
     L.validate(recorded, job["kernel"], A, B, C)
+    if not compile:
+        return _typed_plan(recorded, (A, B, C), specs, kernels_of)
     capture = _Capture()
     real = dispatcher._Kernel.launch
     dispatcher._Kernel.launch = lambda self, *a, **k: capture(self, *a, **k)
@@ -156,18 +162,46 @@ def plan_shape(module, job, shape, specs, kernels_of):
                 raise
             kernels_of[id(kernel)] = len(specs)
             specs.append(spec)
-        packed = []
-        for arg, numba_type in zip(args, kernel.argument_types):
-            operand = next((o for o, x in zip(OPERANDS, (A, B, C)) if arg is x), None)
-            if operand is not None:
-                if str(numba_type) not in ARRAY_TYPES:
-                    raise L.LaunchError(f"{name} takes {operand} as {numba_type}; the grader's arrays are "
-                                        f"{ARRAY_TYPES[0]} (float32, two dimensions, row-major)")
-                packed.append(operand)
-            else:
-                packed.append(_number(arg, numba_type))
         plan.append({"kernel": kernels_of[id(kernel)], "grid": _dims(griddim), "block": _dims(blockdim),
-                     "shared": int(sharedmem or 0), "args": packed})
+                     "shared": int(sharedmem or 0), "args": _pack(name, args, kernel.argument_types, (A, B, C))})
+    return plan
+
+
+def _pack(name, args, numba_types, operands):
+    """A launch's arguments as plan data: "A", "B", "C" for the grader's arrays, typed numbers otherwise."""
+    from autograder.child.launches import LaunchError
+    packed = []
+    for arg, numba_type in zip(args, numba_types):
+        operand = next((o for o, x in zip(OPERANDS, operands) if arg is x), None)
+        if operand is not None:
+            if str(numba_type) not in ARRAY_TYPES:
+                raise LaunchError(f"{name} takes {operand} as {numba_type}; the grader's arrays are "
+                                  f"{ARRAY_TYPES[0]} (float32, two dimensions, row-major)")
+            packed.append(operand)
+        else:
+            packed.append(_number(arg, numba_type))
+    return packed
+
+
+def _typed_plan(recorded, operands, specs, kernels_of):
+    """The plan of recorded launches where no CUDA compiler is installed: each argument typed as numba's dispatcher
+    types it, the launch configuration normalised as numba normalises it; specialisations without PTX."""
+    from numba.cuda.errors import normalize_kernel_dimensions
+    plan = []
+    for name, kernel, config, args in recorded:
+        config = config if isinstance(config, tuple) else (config,)
+        if len(config) < 2:
+            raise TypeError(f"{name} was launched as {name}[{config!r}]: give it blocks and threads")
+        griddim, blockdim = normalize_kernel_dimensions(config[0], config[1])
+        numba_types = [kernel.typeof_pyval(a) for a in args]
+        key = (name, tuple(str(t) for t in numba_types))
+        if key not in kernels_of:
+            kernels_of[key] = len(specs)
+            specs.append({"name": name, "entry": "", "ptx": [], "argtypes": list(key[1]), "max_registers": None,
+                          "carveout": None, "cooperative": False, "links": 0, "debug": False})
+        plan.append({"kernel": kernels_of[key], "grid": _dims(griddim), "block": _dims(blockdim),
+                     "shared": int((config[3] if len(config) > 3 else 0) or 0),
+                     "args": _pack(name, args, numba_types, operands)})
     return plan
 
 
@@ -196,20 +230,29 @@ def task_build(job, module):
     facts["kernels"], facts["plans"] = specs, plans
     if not facts["is_cuda_kernel"]:
         return facts, {}
-    for shape in job.get("shapes", ()):  # none: the stage kernel alone, for the grader's arrays (below)
+    shapes = list(job.get("shapes", ()))  # none: the stage kernel alone, for the grader's arrays (below)
+    compiling = True
+    while len(plans) < len(shapes):
+        shape = shapes[len(plans)]
         try:
-            plans.append({"launches": plan_shape(module, job, shape, specs, kernels_of)})
+            plans.append({"launches": plan_shape(module, job, shape, specs, kernels_of, compiling)})
         except LaunchError as exc:
             plans.append({"error": {"kind": "launch", "message": str(exc)}})
         except Rejected as exc:  # a launched kernel (or a device function it calls) does not compile
             facts.update(compile_error_facts(exc))
-            plans += [{"error": {"kind": "compile", "message": str(exc)}}] * (len(job["shapes"]) - len(plans))
+            if exc.compiler_missing:  # the grader's machine has no compiler: plans typed without PTX, from the start
+                compiling = False
+                specs.clear(), kernels_of.clear(), plans.clear()
+                continue
+            plans += [{"error": {"kind": "compile", "message": str(exc)}}] * (len(shapes) - len(plans))
             break
         except Exception as exc:
             plans.append({"error": _launcher_error(exc, job)})
             if compiler_error(exc):  # it will not compile at any other size either
-                plans += [plans[-1]] * (len(job["shapes"]) - len(plans))
+                plans += [plans[-1]] * (len(shapes) - len(plans))
                 break
+    if not compiling:
+        return facts, {}
     stage = next((i for i, spec in enumerate(specs) if spec["name"] == job["kernel"]), None)
     if "compile_error" in facts:  # a launched kernel does not compile: nothing is built
         specs.clear()

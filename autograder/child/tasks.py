@@ -1,5 +1,5 @@
-"""Grading children: the compile and run tasks. Facts about the compiled kernel, and C for each input pair (from the
-student's launcher beside student code, or, in a GPU runner, from the checked plan)."""
+"""Grading children: the run task. C for each input pair, from the parent's checked launch plan of that shape: run in
+Numba's simulator (kernels looked up by name in the module) or, in a GPU runner, loaded from the build's PTX."""
 import traceback
 
 
@@ -13,22 +13,6 @@ def describe_error(exc, student_path):
     if isinstance(exc, IndexError):
         kind = "index_error"
     return {"kind": kind, "message": f"{type(exc).__name__}: {str(exc)[:800]}{where}"}
-
-
-def task_compile(job, module):
-    """The simulator tier's compile check (no GPU): the GPU tier's build (child/build.py) at the simulator's shapes.
-    The launcher is recorded at each shape and every kernel it launches is compiled to PTX for job['cc'] for the
-    arguments it was launched with, and with it every device function it calls (a device function with an explicit
-    signature is compiled at import, as on a GPU). The simulator runs Python the GPU compiler rejects: the parent
-    counts none of the simulator's results for a module whose kernels do not all compile. Facts: the build's, less
-    the PTX and plans, plus the structure checks' facts from the stage kernel's PTX and the kernels compiled."""
-    from autograder.child.build import task_build
-    from autograder.ptx import facts as ptx_facts
-    facts, _ = task_build(job, module)
-    kernels, _ = facts.pop("kernels"), facts.pop("plans")
-    if kernels and "compile_error" not in facts:
-        facts.update(ptx_facts(kernels[0]["ptx"]))
-    return facts, {}
 
 
 # NaN patterns: C's never-written poison is the canonical NaN; the guards around A and B hold another one, so a
@@ -60,16 +44,35 @@ def guarded_input(cuda, np, host):
     return buf, buf[guard: guard + rows * cols].reshape(rows, cols), guard
 
 
-class _ModuleLaunches:
-    """The simulator tier's launches: the student's launcher recorded on the grader's arrays, then replayed."""
+class _SimPlanLaunches:
+    """The simulator's launches: the parent's checked plan of each shape (recorded by the build child, which alone
+    ever calls the launcher), with each kernel looked up by its name in the module. What the simulator runs is what
+    the build compiled: the same kernels, grids, blocks and arguments."""
 
     def __init__(self, job, module):
-        self.job, self.module = job, module
+        from autograder.child.launches import is_cuda_kernel, is_device_function
+        self.plans, self.kernels = job["plans"], []
+        for name in job["kernels"]:
+            kernel = getattr(module, name, None)
+            if not is_cuda_kernel(kernel) or is_device_function(kernel):
+                raise RuntimeError(f"{name} is not a kernel of the module")
+            self.kernels.append((name, kernel))
 
     def prepare(self, i, A, B, C):
-        from autograder.child.launches import recorded_run
-        run, recorded = recorded_run(self.module, self.job["launcher"], self.job["kernel"], A, B, C)
-        return run, len(recorded), recorded
+        import numpy as np
+        from autograder.child import launches as L
+        plan = self.plans[i]
+        if "error" in plan:  # the launcher failed at this shape in the build child (or its plan was refused)
+            raise L.LaunchError(plan["error"]["message"])
+        operands = {"A": A, "B": B, "C": C}
+        recorded = []
+        for item in plan["launches"]:
+            name, kernel = self.kernels[item["kernel"]]
+            args = tuple(operands[a] if isinstance(a, str) else
+                         (bool(a["value"]) if a["type"] == "bool" else getattr(np, a["type"])(a["value"]))
+                         for a in item["args"])
+            recorded.append((name, kernel, (tuple(item["grid"]), tuple(item["block"]), 0, item["shared"]), args))
+        return (lambda: L.replay(recorded)), len(recorded), recorded
 
 
 class _PlanLaunches:
@@ -89,7 +92,7 @@ class _PlanLaunches:
 
 
 def task_run(job, module, inputs, tell=lambda word: None):
-    """Run the launches of each input pair (a GPU runner: the plan; otherwise the module's launcher); return every
+    """Run the planned launches of each input pair (a GPU runner from PTX, otherwise in the simulator); return every
     C and what happened. `tell(b"b")` as each shape begins, `tell(b"s")` once its kernels are loaded, right before
     they run (entry.tell)."""
     import numpy as np
@@ -105,7 +108,7 @@ def task_run(job, module, inputs, tell=lambda word: None):
         source = _PlanLaunches(job)
         facts["kernel"] = source.loaded.attributes(0)  # the stage kernel as the driver loaded it
     else:
-        source = _ModuleLaunches(job, module)
+        source = _SimPlanLaunches(job, module)
     for i in range(job["count"]):
         tell(b"b")
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]
@@ -129,9 +132,7 @@ def task_run(job, module, inputs, tell=lambda word: None):
             shape_facts["replay_s"] = time.perf_counter() - began
         except L.LaunchError as exc:
             shape_facts["error"] = {"kind": "launch", "message": str(exc)}
-            if module is None:
-                continue  # a plan's error is that shape's alone
-            break
+            continue  # a plan's error is that shape's alone
         except Exception as exc:
             shape_facts["error"] = describe_error(exc, job.get("module_path"))
             if shape_facts["error"]["kind"] == "cuda_error":

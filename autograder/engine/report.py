@@ -15,7 +15,9 @@ GRADER_SIDE = ("not gradable: the grading sandbox is not available",
                "not gradable: the check's process did not end within",
                "not gradable: not run because a check it depends on was not gradable",
                "not gradable: the reference kernel's own timed runs failed",
-               "not gradable: the GPU could not be watched")
+               "not gradable: the GPU could not be watched",
+               "not gradable: the grading machine has no CUDA compiler")
+NO_COMPILER = GRADER_SIDE[-1]
 
 
 @dataclass

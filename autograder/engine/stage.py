@@ -22,7 +22,7 @@ from ..sandbox.plan import check_build
 from ..scan import unimplemented
 from ..submission import function_names, missing_graded_cells
 from ..stages import INSTRUMENT_CHECKS
-from .report import Check
+from .report import NO_COMPILER, Check
 
 SIM_JUDGES = {"races": races.judge_sim, "bank_conflicts": bank_conflicts.judge_sim, "data_reuse": None}
 
@@ -118,6 +118,7 @@ class StageGrader:
         self.timed_out = ""
         self.timeout_at = None
         self.futures = {}
+        self.built = None  # the build child's checked kernels and plans (build_child)
         self._gate = None
         self._gate_lock = threading.Lock()
         self._timeout_lock = threading.Lock()
@@ -262,10 +263,7 @@ class StageGrader:
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.instrument_keys():
-            job, inputs = self.instrument_job()
-            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
-            futures["instruments"] = pool.submit(self.run, job, inputs, (), self.sim_timeout([shape]),
-                                                 "the instrumented simulator run", True)
+            futures["instruments"] = pool.submit(self.run_instruments, self.draw([self.instrument_shape()]))
         self.start_tier_checks(futures, waiting)
         return futures
 
@@ -325,10 +323,79 @@ class StageGrader:
             self._instrument_shape = self.stage.instrument_shape(self.tile or self.cfg["structure"]["tiles"][0], rng)
         return self._instrument_shape
 
-    def instrument_job(self):
-        """(job, inputs) of the instrumented simulator run; its C is checked too (judge_instruments)."""
-        self.instrument_inputs = self.draw([self.instrument_shape()])
-        return self.job("run", "sim", count=1, instrument=True), self.instrument_inputs
+    def run_instruments(self, inputs):
+        """The instrumented simulator run of the build's plan at the drawn shape (waits for the build); its C is
+        checked too (judge_instruments)."""
+        self.instrument_inputs = inputs
+        shape = self.instrument_shape()
+        job, why = self.sim_job([shape], count=1, instrument=True)
+        if why:
+            return self.not_run(why)
+        return self.run(job, inputs, (), self.sim_timeout([shape]), "the instrumented simulator run", True)
+
+    def sim_job(self, shapes, **extra):
+        """(job, "") of a simulator child that runs the build's checked plans of `shapes` with the module's kernels
+        looked up by name (the launcher never runs there), or (None, why it cannot run). Waits for the build."""
+        job, why = self.runner_job("run", shapes, **extra)
+        if why:
+            return None, why
+        names = [spec["name"] for spec in job.pop("kernels")]
+        for key in ("task", "device", "kernel"):
+            job.pop(key)
+        return self.job("run", "sim", kernels=names, **job), ""
+
+    # -- the build: the one child that runs the launcher ----------------------
+    def build_child(self):
+        """The build child: it imports the module (with no GPU), records the launcher's launch plan at every shape of
+        build_shapes and compiles every kernel launched to PTX for build_cc. Its report is checked here
+        (sandbox/plan.py); the compile check's barrier and shared-array facts are read from the stage kernel's PTX
+        by the parent. Every other child of the stage runs these plans: the GPU runners from the PTX, the simulator
+        with the module's kernels looked up by name. Returns the compile check's child result."""
+        shapes = self.build_shapes()
+        job = self.job("build", "ptx", cc=self.build_cc(), shapes=shapes)
+        result = self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the build of the kernels")
+        facts = result.facts
+        missing = facts.get("compiler_missing") if not child_problem(result) else None
+        if missing and not self.runs_uncompiled:
+            result.problem = f"{NO_COMPILER}: {missing}"
+            return result
+        if child_problem(result) or not facts.get("is_cuda_kernel") or ("compile_error" in facts and not missing):
+            return result
+        plans, problem = check_build(facts, shapes, self.stage.kernel, compiled=not missing)
+        if problem:
+            result.facts = {}
+            result.problem = problem
+            return result
+        kernels = facts.pop("kernels")
+        facts.pop("plans")
+        self.built = {"kernels": kernels, "plans": {tuple(s): p for s, p in zip(shapes, plans)}}
+        if missing:  # the simulator runs the plans; no PTX to judge: the grader's machine lacks the compiler
+            result.problem = f"{NO_COMPILER}: {missing}"
+        else:
+            facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
+        return result
+
+    def runner_job(self, task, shapes, **extra):
+        """(job, "") of a child that launches the checked plans of `shapes`, or (None, why it cannot run). Waits for
+        the build child. A timing runner gets the launches of its size (and of the leaderboard's, the second shape),
+        which must exist."""
+        compiled = self.futures["compile"].result()
+        if self.built is None:
+            fault = grader_fault(compiled)
+            return None, (depends_on("the build of the kernels", fault) if fault else
+                          "the kernels were not built (see the compile check)")
+        plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
+        job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
+        if task != "speed":
+            job["plans"] = plans
+            return job, ""
+        for shape, plan in zip(shapes, plans):
+            if "error" in plan:
+                return None, f"the launcher failed at N={shape[0]}: {plan['error']['message']}"
+        job["plan"] = plans[0]["launches"]
+        if len(plans) > 1:
+            job["leaderboard"] = {**job["leaderboard"], "plan": plans[1]["launches"]}
+        return job, ""
 
     def instrument_keys(self):
         """The checks judged from the simulator's instruments in this tier."""
@@ -402,7 +469,7 @@ class StageGrader:
 
     def judge_instruments(self, result, inputs=None):
         """The instrument checks from the instrumented run's `result`; its C is checked against `inputs` (default: those
-        of instrument_job), and a wrong product voids every counter."""
+        of run_instruments), and a wrong product voids every counter."""
         problem = child_problem(result)
         if grader_fault(result):  # the grader's own trouble: each instrument check counts neither way
             return [self.check(key, title(self, key)).verdict(False, problem) for key in self.instrument_keys()]
@@ -444,22 +511,23 @@ class SimStageGrader(StageGrader):
     def shape_groups(self):
         return self.stage.sim_shape_groups(self.tile or 16)
 
-    def compile_child(self):
-        """The compile check, in a child of its own: the launcher recorded at every shape the simulator runs, and every
-        kernel it launches compiled to PTX for the configured compute capability with the device functions it calls
-        (the GPU tier's build, child/build.py, with no plans kept)."""
-        job = self.job("compile", "ptx", cc=self.cfg["grading"]["compute_capability"], shapes=self.compile_shapes())
-        return self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the compile check")
+    runs_uncompiled = True  # where the grading machine has no CUDA compiler, the simulator still runs the plans
 
-    def compile_shapes(self):
-        """Every (M, K, N) a simulator child of this stage runs the launcher at."""
+    def compile_child(self):
+        return self.build_child()
+
+    def build_cc(self):
+        return self.cfg["grading"]["compute_capability"]
+
+    def build_shapes(self):
+        """Every (M, K, N) a simulator child of this stage runs."""
         shapes = [s for group in self.shape_groups().values() for s in group]
         if self.instrument_keys():
             shapes.append(self.instrument_shape())
         return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
 
     def correctness_job(self, shapes):
-        return self.job("run", "sim", count=len(shapes)), ""
+        return self.sim_job(shapes, count=len(shapes))
 
     def run_timeout(self, shapes):
         return self.sim_timeout(shapes)
@@ -481,15 +549,17 @@ class GpuStageGrader(StageGrader):
     """The GPU tier: one build child imports the module (with no GPU) and turns it into PTX and launch plans; the
     runners (correctness, compute-sanitizer, ncu, timing) never import it."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.built = None  # the build child's checked kernels and plans (build_child)
+    runs_uncompiled = False  # no PTX, nothing a GPU runner can load
 
     def shape_groups(self):
         return self.stage.gpu_shape_groups(self.tile or 16)
 
     def compile_child(self):
         return self.build_child()
+
+    def build_cc(self):
+        from ..gpu.tools import compute_capability
+        return compute_capability(self.cfg["grading"]["compute_capability"])
 
     def build_shapes(self):
         """Every (M, K, N) a GPU runner of this stage launches: the correctness shapes, the GPU tools' sizes, the speed
@@ -503,52 +573,9 @@ class GpuStageGrader(StageGrader):
             shapes.append((self.cfg["speed"]["n"],) * 3)
             if self.stage.challenge and self.cfg["speed"]["leaderboard_n"]:
                 shapes.append((self.cfg["speed"]["leaderboard_n"],) * 3)
+        if self.instrument_keys():
+            shapes.append(self.instrument_shape())
         return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
-
-    def build_child(self):
-        """The GPU tier's build child: it imports the module (with no GPU), compiles its kernels to PTX for this GPU
-        and records the launcher's launch plan at every shape of build_shapes. Its report is checked here
-        (sandbox/plan.py); the compile check's barrier and shared-array facts are read from the stage kernel's PTX
-        by the parent. Returns the compile check's child result."""
-        from ..gpu.tools import compute_capability
-        shapes = self.build_shapes()
-        job = self.job("build", "ptx", cc=compute_capability(self.cfg["grading"]["compute_capability"]),
-                       shapes=shapes)
-        result = self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the build of the kernels")
-        if child_problem(result) or not result.facts.get("is_cuda_kernel") or "compile_error" in result.facts:
-            return result
-        plans, problem = check_build(result.facts, shapes, self.stage.kernel)
-        if problem:
-            result.facts = {}
-            result.problem = problem
-            return result
-        kernels = result.facts.pop("kernels")
-        result.facts.pop("plans")
-        result.facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
-        self.built = {"kernels": kernels, "plans": {tuple(s): p for s, p in zip(shapes, plans)}}
-        return result
-
-    def runner_job(self, task, shapes, **extra):
-        """(job, "") of a GPU runner that launches the checked plans of `shapes` (no module: a runner never imports
-        it), or (None, why it cannot run). Waits for the build child. A timing runner gets the launches of its
-        size (and of the leaderboard's, the second shape), which must exist."""
-        compiled = self.futures["compile"].result()
-        if self.built is None:
-            fault = grader_fault(compiled)
-            return None, (depends_on("the build of the kernels", fault) if fault else
-                          "the kernels were not built (see the compile check)")
-        plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
-        job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
-        if task != "speed":
-            job["plans"] = plans
-            return job, ""
-        for shape, plan in zip(shapes, plans):
-            if "error" in plan:
-                return None, f"the launcher failed at N={shape[0]}: {plan['error']['message']}"
-        job["plan"] = plans[0]["launches"]
-        if len(plans) > 1:
-            job["leaderboard"] = {**job["leaderboard"], "plan": plans[1]["launches"]}
-        return job, ""
 
     def build_alone(self):
         """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""

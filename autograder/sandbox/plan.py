@@ -46,8 +46,9 @@ def _int(value, low, high):
     return type(value) is int and low <= value <= high
 
 
-def check_kernel(spec, index):
-    """Raise Refused unless `spec` is a loadable kernel."""
+def check_kernel(spec, index, compiled=True):
+    """Raise Refused unless `spec` is a loadable kernel (without `compiled`: a kernel the simulator may look up by
+    name and launch with arguments of these types; the build had no compiler, so there is no PTX)."""
     where = f"kernel {index}"
     if not isinstance(spec, dict) or set(spec) != SPEC_KEYS:
         raise Refused(f"{where} is not a kernel record")
@@ -55,6 +56,10 @@ def check_kernel(spec, index):
     if not (isinstance(name, str) and name.isidentifier()):
         raise Refused(f"{where} has no kernel name")
     where = f"kernel {name}"
+    if not compiled:
+        if not (isinstance(argtypes, list) and all(t in PARAMS for t in argtypes)):
+            raise Refused(f"{where} takes arguments of types the grader cannot pass ({str(argtypes)[:120]})")
+        return
     if not (isinstance(texts, list) and 1 <= len(texts) <= 4 and all(isinstance(t, str) for t in texts)):
         raise Refused(f"{where} has no PTX")
     size = sum(len(t.encode("utf-8", "replace")) for t in texts)
@@ -145,16 +150,17 @@ def check_launches(launches, specs, stage_kernel):
         raise Refused(f"the launcher never launched {stage_kernel}; call it as {stage_kernel}[blocks, threads](A, B, C)")
 
 
-def check_build(facts, shapes, stage_kernel):
+def check_build(facts, shapes, stage_kernel, compiled=True):
     """(plans, problem): the build child's plan of each shape, each ({"launches": [...]} or {"error": ...}) checked
-    here (a refused plan becomes that shape's error); problem is "" or why none of its kernels may be loaded."""
+    here (a refused plan becomes that shape's error); problem is "" or why none of its kernels may be loaded.
+    `compiled`: the kernels come with PTX (False: the simulator's plans from a build with no CUDA compiler)."""
     specs, plans = facts.get("kernels", []), facts.get("plans", [])
     try:
         if not isinstance(specs, list) or len(specs) > MAX_KERNELS:
             raise Refused(f"the module compiled more than {MAX_KERNELS} kernels")
         for i, spec in enumerate(specs):
-            check_kernel(spec, i)
-        if specs and specs[0]["name"] != stage_kernel:
+            check_kernel(spec, i, compiled)
+        if compiled and specs and specs[0]["name"] != stage_kernel:
             raise Refused(f"the first kernel is {specs[0]['name']}, not the stage's {stage_kernel}")
     except Refused as exc:
         return [], f"the compiled kernels were refused: {exc}"

@@ -15,7 +15,8 @@ ERROR = {"kind": STR, "message": STR}
 COMMON = {"nonce": STR, "seconds": NUM, "cpu_s": NUM, "phases": ("map", NUM), "import_error": ERROR,
           "task_error": ERROR}
 COMPILE = {"defines_kernel": BOOL, "is_cuda_kernel": BOOL, "defines_launcher": BOOL, "compile_error": STR,
-           "rejected": STR, "compiled": ("list", STR), "shared_arrays": ("list", COUNT), "barriers": COUNT}
+           "rejected": STR, "compiler_missing": STR, "compiled": ("list", STR), "shared_arrays": ("list", COUNT),
+           "barriers": COUNT}
 KERNEL_ATTRS = {"registers": COUNT, "shared_bytes": COUNT, "local_bytes": COUNT}
 # The build child's kernels and plans: here only their shape; sandbox/plan.py checks what they say
 KERNEL = {"name": STR, "entry": STR, "ptx": ("list", PTX), "argtypes": ("list", STR), "max_registers": JSON,
@@ -26,7 +27,6 @@ STATS = {"median_ms": NUM, "times_ms": ("list", NUM), "past_end": ("list", COUNT
 BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": NUM, "percent_of_cublas": NUM,
          "cublas_problem": STR}
 TASKS = {
-    "compile": COMPILE,
     "build": {**COMPILE, "kernels": ("list", KERNEL), "plans": ("list", {"launches": ("list", LAUNCH), "error": ERROR})},
     "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS},
     "speed": {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "kernels_loaded": COUNT,
