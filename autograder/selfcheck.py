@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import config as config_mod
 from . import figures
-from .checks import bank_conflicts, correct, data_reuse, races, titles
+from .checks import bank_conflicts, compiles, correct, data_reuse, races, titles
 from .child import launches as L
 from .child.tasks import device_output
 from .stages import INSTRUMENT_CHECKS, find
@@ -307,7 +307,7 @@ class _Run:
     def compile_checks(self):
         """The grader's compile and structure checks (checks/compiles.py, checks/shared_memory.py) on the module these
         cells amount to: a PTX compile for the GPU target in a child process, as the grader's is."""
-        from .checks import child_problem, compiles, shared_memory
+        from .checks import child_problem, shared_memory
         from .engine import StageGrader
         from .engine.report import PASSED
         from .submission import StageSource
@@ -331,6 +331,7 @@ class _Run:
                       TOOLKIT_INSTALL)
             return
         verdicts = [compiles.judge(grader, result)]
+        self.rejected = compiles.rejected(result)
         if reads_ptx:
             verdicts.append(shared_memory.judge(grader, result))
         for check in verdicts:
@@ -359,6 +360,11 @@ class _Run:
         """Replay one product with the simulator's instruments on; judge what the grader judges."""
         t = self.tile or 16
         keys = [k for k in INSTRUMENT_CHECKS if k in self.points]
+        if getattr(self, "rejected", ""):  # the grader runs nothing no GPU compiles
+            for key in keys:
+                self.add(titles.DATA_REUSE if key == "data_reuse" else titles.SIM[key], False,
+                         "not run: " + compiles.not_run_rejected(self.rejected))
+            return
         # a shape drawn as the grader draws its own; for the figure alone, one to four blocks
         M, K, N = self.stage.instrument_shape(t, self.rng) if keys else (16 if self.stage.name == "naive" else 32,) * 3
         try:

@@ -68,3 +68,20 @@ def passed(report, key):
 def by_key(report, key):
     """The checks of a report with this config key."""
     return [c for c in report.checks if c.key == key]
+
+
+def planned(job, shapes, cfg, limits=None, timeout=None):
+    """`job` (a simulator "run" job) with the build's checked plans of `shapes`, as the grader gives them: the build
+    child records the module's launcher there (the simulator never calls it). Returns (job, None), or (None, the
+    build's result) where the build produced no plan (the module failed to import, say)."""
+    from autograder import sandbox
+    from autograder.sandbox.plan import check_build
+    shapes = [list(s) for s in shapes]
+    build = {**job, "task": "build", "device": "ptx", "cc": cfg["grading"]["compute_capability"], "shapes": shapes}
+    build.pop("count", None)
+    result = sandbox.run_child(build, limits or cfg["limits"], timeout=timeout)
+    if result.problem or "kernels" not in result.facts:
+        return None, result
+    plans, problem = check_build(result.facts, shapes, job["kernel"], "compiler_missing" not in result.facts)
+    assert not problem, problem
+    return {**job, "plans": plans, "kernels": [k["name"] for k in result.facts["kernels"]]}, None

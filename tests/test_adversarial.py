@@ -26,7 +26,7 @@ import pytest
 from autograder import engine, sandbox, stages
 from autograder.checks import correct as verdicts
 from autograder.sandbox import backends, box, view
-from conftest import ROOT, SOLUTIONS, by_key, mutate
+from conftest import ROOT, SOLUTIONS, by_key, mutate, planned
 from tools.mutants import KNOWN_BAD
 
 ADV = os.path.join(ROOT, "tests", "adversarial")
@@ -70,7 +70,9 @@ def sim_limits(cfg, **extra):
 
 
 def run_module(tmp_path, cfg, text, backend, timeout=None, dirs=(), **limits):
-    """Run `text` as a stage-1 module in one sandboxed child (no static scan): (result, A, B)."""
+    """Run `text` as a stage-1 module as the grader does, with no static scan: the build child (the one child that
+    calls the launcher) records its plan, then one simulator child runs it; (result, A, B), where result is the
+    simulator child's, or the build's where that produced no plan (the module's attack stopped it there)."""
     folder = tmp_path / "module"
     folder.mkdir(exist_ok=True)
     path = folder / NAIVE.filename
@@ -80,6 +82,10 @@ def run_module(tmp_path, cfg, text, backend, timeout=None, dirs=(), **limits):
     B = rng.standard_normal((3, 4)).astype(np.float32)
     job = {"task": "run", "device": "sim", "module": NAIVE.module, "module_path": str(path),
            "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "count": 1}
+    job, built = planned(job, [(5, 3, 4)], cfg, {**cfg["limits"], "sandbox": backend, **limits}, timeout)
+    if built is not None:
+        assert built.sandbox == backend
+        return built, A, B
     result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend, **limits), {"A0": A, "B0": B}, timeout=timeout,
                                dirs=dirs)
     assert result.sandbox == backend
@@ -108,6 +114,7 @@ def good_child_after(cfg, backend):
         inputs[f"B{i}"] = rng.standard_normal((K, N)).astype(np.float32)
     job = {"task": "run", "device": "sim", "module": NAIVE.module, "module_path": os.path.join(SOLUTIONS, NAIVE.filename),
            "kernel": NAIVE.kernel, "launcher": NAIVE.launcher, "count": len(shapes)}
+    job, _ = planned(job, shapes, cfg, {**cfg["limits"], "sandbox": backend})
     result = sandbox.run_child(job, sim_limits(cfg, sandbox=backend), inputs)
     assert not result.problem and result.sandbox == backend, result.problem
     for i, facts in enumerate(result.facts["shapes"]):
@@ -251,7 +258,9 @@ def test_a_launch_on_a_stream_of_its_own_is_refused_past_the_grammar(tmp_path, c
     text = mutate("naive", (NAIVE_LAUNCH, "    stream = cuda.stream()\n"
                                           "    matmul_naive_kernel[blocks, (BLOCK, BLOCK), stream](A, B, C)"))
     result, _, _ = run_module(tmp_path, cfg, text, sandbox.backend("auto")[0])
-    assert "launched on a stream of its own" in result.facts["shapes"][0]["error"]["message"], result.facts
+    # the launcher runs in the build child alone, which has no GPU to make a stream with
+    assert "the launcher asks CUDA for more than kernel launches (line 40: stream = cuda.stream())" in \
+        result.facts["shapes"][0]["error"]["message"], result.facts
 
 
 # -- tampering ---------------------------------------------------------------------------
@@ -369,7 +378,10 @@ def test_static_scan_flags_the_attack(name):
 
 def test_python_loop_is_stopped(grade_text, cfg):
     r = grade_text("naive", read("hang_python.py"), check_timeout_s=3)
-    assert "not gradable: the check did not finish within 3 s" in failed(r, "correct")
+    # the launcher runs in the build alone: it is stopped there, and no shape has a plan to run
+    assert "not gradable: the check did not finish within 3 s" in failed(r, "compiles")
+    assert "the kernels were not built (see the compile check): not gradable: the check did not finish within 3 s" \
+        in failed(r, "correct")
     good_after(cfg)
 
 
@@ -500,7 +512,10 @@ def test_race_is_caught_on_every_run(tmp_path, cfg):
         g = engine.StageGrader(src, "sim", cfg, np.random.default_rng(run), str(workdir))
         M = 2 * 16
         inputs = {"A0": np.ones((M, M), np.float32), "B0": np.ones((M, M), np.float32)}
-        result = g.run(g.job("run", "sim", count=1, instrument=True), inputs)
+        g.build_alone()
+        job, why = g.sim_job([(M, M, M)], count=1, instrument=True)
+        assert not why, why
+        result = g.run(job, inputs)
         races = [c for c in g.judge_instruments(result) if c.key == "races"][0]
         assert races.status == "failed" and "write-after-read" in races.output, races.output
     good_after(cfg)

@@ -9,7 +9,7 @@ import pytest
 
 from autograder import sandbox, stages
 from autograder.engine.stage import StageGrader
-from conftest import failed, mutate, solution_text
+from conftest import failed, mutate, planned, solution_text
 
 NEVER_ENDS = ("    acc = float32(0.0)\n", "    acc = float32(0.0)\n    i = 0\n    while i >= 0:\n        i = (i + 1) % 7\n")
 
@@ -109,6 +109,7 @@ def test_cancel_stops_a_running_child(cfg, tmp_path):
     threading.Timer(3.0, cancel.set).start()
     job = {"task": "run", "device": "sim", "module": "s1_naive", "module_path": str(path),
            "kernel": "matmul_naive_kernel", "launcher": "matmul_naive", "count": 1}
+    job, _ = planned(job, [(4, 4, 4)], cfg)
     rng = np.random.default_rng(1)
     inputs = {"A0": rng.standard_normal((4, 4)).astype(np.float32), "B0": rng.standard_normal((4, 4)).astype(np.float32)}
     limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
@@ -148,6 +149,7 @@ def _run_job(tmp_path, cfg, text, work):
               "B0": rng.standard_normal((16, 16)).astype(np.float32)}
     job = {"task": "run", "device": "sim", "module": stage.module, "module_path": str(path),
            "kernel": stage.kernel, "launcher": stage.launcher, "count": 1}
+    job, _ = planned(job, [(16, 16, 16)], cfg)
     limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
     started = time.monotonic()
     return sandbox.run_child(job, limits, inputs, (), 120, None, None, work), time.monotonic() - started

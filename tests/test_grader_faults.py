@@ -12,12 +12,13 @@ FAULT = "not gradable: the grader could not start the check (no room left on the
 
 
 def test_a_compile_child_the_grader_could_not_start_costs_the_solution_nothing(grade_text, monkeypatch):
-    """The stage 2 solution whose compile child hit the grader's own trouble: the compile and shared-memory checks
-    (which reads the compiled kernel) are skipped and flagged for a re-grade; nothing fails."""
+    """The stage 2 solution whose build child hit the grader's own trouble: the compile and shared-memory checks
+    (which reads the compiled kernel) and every simulator run (each runs the build's plan) are skipped and flagged
+    for a re-grade; nothing fails."""
     run_child = sandbox.run_child
 
     def faulty(job, *args, **kwargs):
-        return sandbox.ChildResult(problem=FAULT) if job["task"] == "compile" else run_child(job, *args, **kwargs)
+        return sandbox.ChildResult(problem=FAULT) if job["task"] == "build" else run_child(job, *args, **kwargs)
     monkeypatch.setattr(stage_module.sandbox, "run_child", faulty)
     r = grade_text("tiled", solution_text("tiled"))
     assert not [c for c in r.checks if c.status == "failed"], [(c.name, c.output[:200]) for c in r.checks]
@@ -25,7 +26,9 @@ def test_a_compile_child_the_grader_could_not_start_costs_the_solution_nothing(g
         (c,) = by_key(r, key)
         assert c.status == SKIPPED and c.regrade and "no room left" in c.output, c.output
     assert "a check it depends on was not gradable (the compile check)" in by_key(r, "shared_memory")[0].output
-    assert r.score == r.max_score == 10  # correct 6, races 2, data reuse 2: the simulator runs need no compile
+    for key in ("correct", "races", "data_reuse"):  # no plan to run: skipped for the grader's trouble, not failed
+        assert all(c.status == SKIPPED and c.regrade and "no room left" in c.output for c in by_key(r, key)), key
+    assert r.score == r.max_score == 0
 
 
 def test_gpu_checks_that_depend_on_a_faulty_child_are_skipped_not_failed(cfg):

@@ -1,6 +1,8 @@
 """Every point earned by the kernel that earned it, in both tiers: a kernel tiled only at one shape, a naive kernel
-behind unused shared tiles, a launcher that also launches a kernel no GPU compiles, and a device function declared
-with device=1 that no GPU compiles. Each is graded whole by the real grader and loses what it did not earn.
+behind unused shared tiles, a launcher that also launches a kernel no GPU compiles, a device function declared
+with device=1 that no GPU compiles, a launcher that launches other kernels on the simulator's arrays than on the
+build's, and builds that fail (at import, for a float64 signature, in the launcher). Each is graded whole by the real
+grader and loses what it did not earn.
 
 The GPU tier's cases are skipped, saying why, on a machine without an NVIDIA GPU (CI); `make gpu-check PARTS=tests`
 runs them."""
@@ -29,6 +31,15 @@ UNEARNED = {
                                    ()),
     "a device=1 helper no GPU compiles": ("naive", lambda: _adversarial("device_one_helper.py"),
                                           ("compiles", "correct"), ()),
+    # one program in every tier: the simulator runs the plan the build recorded and compiled, nothing else
+    "a launcher that tells stand-ins from arrays": ("naive", lambda: _adversarial("stand_in_detector.py"),
+                                                    ("correct",), ("compiles",)),
+    "a build that fails at import": ("naive", lambda: _adversarial("build_fails_signature.py"),
+                                     ("compiles", "correct"), ()),
+    "an explicit float64 signature": ("naive", lambda: _adversarial("float64_signature.py"), ("compiles", "correct"),
+                                      ()),
+    "a launcher that fails in the build alone": ("naive", lambda: _adversarial("launch_fails_in_build.py"),
+                                                 ("correct",), ("compiles",)),
 }
 TIERS = ["sim", pytest.param("gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(
     not engine.gpu_available(), reason="no NVIDIA GPU on this machine")])]
@@ -43,8 +54,8 @@ def test_points_not_earned_are_lost(grade_text, name, tier):
         failed(r, key)
     for key in keeps:
         passed(r, key)
-    if tier == "gpu" and "speed" in {c.key for c in r.checks} and keeps:  # a naive kernel is not fast either
+    if tier == "gpu" and "speed" in {c.key for c in r.checks} and "correct" in keeps:  # a naive kernel is not fast either
         failed(r, "speed")
-    if not keeps:  # what no GPU compiles earns nothing
+    if not keeps:  # what no GPU compiles (or no build records) earns nothing
         assert r.score == 0, [(c.name, c.status, c.output[:200]) for c in r.checks]
     assert r.score < r.max_score and not by_key(r, "shortcuts")[0].status == "failed"

@@ -2,15 +2,10 @@
 
 In both tiers the compile child records the launcher at the stage's shapes and compiles every kernel it launches,
 for the arguments it launches it with, and every device function those kernels call (child/build.py). One that the
-GPU compiler rejects fails this check, naming it; and since the simulator runs as Python what no GPU can run, no
-check judged from running the module (correctness, the simulator's instruments) counts for it either
-(`not_counted`)."""
+GPU compiler rejects fails this check, naming it; and since the simulator runs only the plan the build compiled, no
+check judged from running the module (correctness, the simulator's instruments) runs for it either."""
 from . import child_problem
 from .titles import title
-
-# the checks judged from running the module's kernels: none counts for kernels the GPU compiler rejects
-RUN_CHECKS = ("correct", "races", "bank_conflicts", "data_reuse")
-
 
 def judge(g, result):
     check = g.check("compiles", title(g, "compiles"))
@@ -43,9 +38,9 @@ def _rejected(g, facts):
     error = facts["compile_error"]
     if not error.startswith("the GPU compiler rejected"):
         error = "the GPU compiler rejected the kernel:\n" + error
-    return (error + "\nThe simulator runs kernels as Python and may still run this, but no GPU can: until every "
-            f"kernel {g.stage.launcher} launches and every device function they call compiles, no result of "
-            "running them counts. Common causes: a shared or local array whose shape is not a compile-time constant "
+    return (error + "\nThe simulator runs kernels as Python and could run this, but no GPU can: until every kernel "
+            f"{g.stage.launcher} launches and every device function they call compiles, none of them runs in either "
+            "tier. Common causes: a shared or local array whose shape is not a compile-time constant "
             "(use module-level names such as TILE_PAD = TILE + 1), Python objects or NumPy calls inside a kernel "
             "(kernels use numbers, arrays and the cuda, math and dtype functions only), a variable that holds "
             "values of different types.")
@@ -58,14 +53,7 @@ def rejected(result):
     return name if isinstance(name, str) and name else ""
 
 
-def not_counted(check, name):
-    """`check` (judged from running the module's kernels) when `name` does not compile for the GPU: it counts for
-    nothing, and says why. A check skipped for the grader's own trouble stays skipped."""
-    if check.key not in RUN_CHECKS or check.status == "skipped" or check.output.startswith("not run"):
-        return check
-    why = (f"not counted: the GPU compiler rejects {name} (see the compile check). The simulator ran it as Python, "
-           "which no GPU can run, so what it computed here does not count; make it compile first.")
-    if check.status == "passed":
-        return check.verdict(False, why)
-    check.output = why + "\n" + check.output
-    return check
+def not_run_rejected(name):
+    """Why nothing runs for a module whose `name` the GPU compiler rejects (the grader's runs and the self-check's)."""
+    return (f"the GPU compiler rejects {name} (see the compile check): what no GPU can run is not run in the "
+            "simulator either; make it compile first")

@@ -375,15 +375,34 @@ class StageGrader:
             facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
         return result
 
+    def build_alone(self):
+        """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""
+        from concurrent.futures import Future
+        done = Future()
+        done.set_result(self.build_child())
+        self.futures["compile"] = done
+        return done.result()
+
+    def instruments_alone(self):
+        """Build, then the instrumented simulator run, in this thread: for the instruments judged on their own (the
+        self-check's agreement tests)."""
+        self.build_alone()
+        return self.run_instruments(self.draw([self.instrument_shape()]))
+
     def runner_job(self, task, shapes, **extra):
         """(job, "") of a child that launches the checked plans of `shapes`, or (None, why it cannot run). Waits for
         the build child. A timing runner gets the launches of its size (and of the leaderboard's, the second shape),
         which must exist."""
         compiled = self.futures["compile"].result()
         if self.built is None:
-            fault = grader_fault(compiled)
-            return None, (depends_on("the build of the kernels", fault) if fault else
-                          "the kernels were not built (see the compile check)")
+            fault, rejected = grader_fault(compiled), compiles.rejected(compiled)
+            if fault:
+                return None, depends_on("the build of the kernels", fault)
+            if rejected:  # the simulator would run as Python what no GPU can run: nothing runs
+                return None, compiles.not_run_rejected(rejected)
+            problem = child_problem(compiled)
+            return None, ("the kernels were not built (see the compile check)" + (
+                f": {problem.splitlines()[0][:300]}" if problem else ""))
         plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
         job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
         if task != "speed":
@@ -436,9 +455,6 @@ class StageGrader:
         if "instruments" in futures:
             checks.extend(self.judge_instruments(futures["instruments"].result()))
         checks.extend(self.tier_checks(futures))
-        rejected = compiles.rejected(compiled)
-        if rejected:  # the simulator ran what no GPU can: none of it counts
-            checks = [compiles.not_counted(c, rejected) for c in checks]
         return [compile_check, self.shortcut] + checks
 
     def compile_facts(self, futures):
@@ -576,14 +592,6 @@ class GpuStageGrader(StageGrader):
         if self.instrument_keys():
             shapes.append(self.instrument_shape())
         return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
-
-    def build_alone(self):
-        """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""
-        from concurrent.futures import Future
-        done = Future()
-        done.set_result(self.build_child())
-        self.futures["compile"] = done
-        return done.result()
 
     def correctness_job(self, shapes):
         return self.runner_job("run", shapes, count=len(shapes))

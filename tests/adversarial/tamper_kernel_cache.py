@@ -7,16 +7,17 @@ import os
 from numba import cuda
 
 GRADER = "/kernels/grader"
-for name in sorted(os.listdir(GRADER)) + ["new.nbi"]:
-    try:
-        with open(os.path.join(GRADER, name), "wb") as f:
-            f.write(b"slow reference")
-        print("BROKEN: wrote", name)
-    except OSError as exc:
-        print("HELD:", name, type(exc).__name__)
-with open("/kernels/stage/mine.nbi", "wb") as f:
-    f.write(b"own kernels")
-print("STAGE WRITABLE")
+if os.path.isdir(GRADER):  # the children that are given kernel folders (the build child has none)
+    for name in sorted(os.listdir(GRADER)) + ["new.nbi"]:
+        try:
+            with open(os.path.join(GRADER, name), "wb") as f:
+                f.write(b"slow reference")
+            print("BROKEN: wrote", name)
+        except OSError as exc:
+            print("HELD:", name, type(exc).__name__)
+    with open("/kernels/stage/mine.nbi", "wb") as f:
+        f.write(b"own kernels")
+    print("STAGE WRITABLE")
 
 
 @cuda.jit
