@@ -1,4 +1,4 @@
-"""autograder/grammar.py, the allowlist of a kernel module.
+"""autograder/grammar/, the allowlist of a kernel module.
 
 Every legitimate module passes: the course's own (solutions, exercises, the demo class's notebooks) and the
 corpus of ways students write kernels (tests/grammar/legit/). Every hostile module (tests/grammar/hostile/:

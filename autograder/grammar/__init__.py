@@ -31,7 +31,7 @@ limit), is a finding too, never a crash or a hang of the grader. ``module_consta
 the constants the grammar accepts (TILE), worked out by the same evaluator within the same bounds.
 """
 from .constants import Dtype
-from .reader import _bounded_tree, _read, coding_finding
+from .reader import _read, coding_finding
 from .rules import *  # noqa: F401,F403 (the allowlist's names: MODULES, PATHS, CONTRACT, MAX_*, ...)
 from .rules import CONTRACT, MAX_INT_BITS, MODULES, PATHS  # noqa: F401 (named for the readers of this module)
 from .walker import Grammar

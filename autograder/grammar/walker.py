@@ -130,6 +130,8 @@ class Grammar(Functions):
                     self.findings.append(finding)
             else:
                 self.constants.forget(node)
+        else:
+            self.constants.forget(node)
         for target in targets:
             names = target.elts if isinstance(target, ast.Tuple) else [target]
             for t in names:

@@ -1,4 +1,4 @@
-"""checks/shortcuts.py, autograder/grammar.py and autograder/scan.py: what a kernel module may not hold zeroes
+"""checks/shortcuts.py, autograder/grammar/ and autograder/scan.py: what a kernel module may not hold zeroes
 the stage; stubs are found. The grammar's corpus of legitimate and hostile modules is tests/test_grammar.py."""
 import pytest
 
