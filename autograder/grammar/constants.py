@@ -24,7 +24,9 @@ DTYPE_USE = ("a dtype constant is named as it is (DT = float32) and used by the 
              "one number (ZERO = float32(0.0)) and takes part in no arithmetic, comparison or other call")
 SHORT = (f"a kernel module's constants are numbers and short strings and tuples (under {MAX_VALUE:,} characters or "
          "elements, as BLOCK = (TILE, TILE))")
-PYTHON_ERRORS = (ArithmeticError, ValueError, TypeError, LookupError)
+# What working a value out may raise: Python's and NumPy's errors (and their warnings where a test escalates them);
+# whatever it is, the finding names it, and the parent goes on.
+PYTHON_ERRORS = (Exception,)
 
 
 class Dtype:
@@ -233,6 +235,9 @@ class Constants:
             self.charge(size)
         elif isinstance(v, complex) and not isinstance(v, np.generic):
             pass
+        elif isinstance(v, np.ndarray):
+            raise Refused("a NumPy number with a tuple makes an array; a module constant is a number or a tuple of "
+                          "numbers (BLOCK = (TILE, TILE))")
         elif not isinstance(v, NUMBERS + (Dtype, type(None), type(Ellipsis))):
             raise Refused(f"its value is {type(v).__name__}, not a number; {WRITE}")
         return _checked(v)
@@ -323,7 +328,7 @@ class Constants:
             right = self.value(right_node)
             self.no_dtype(left, right)
             with np.errstate(all="ignore"):
-                result = COMPARE[type(op)](left, right)
+                result = self.result(COMPARE[type(op)](left, right))
             if not result:
                 return result  # Python's chain gives the comparison's own value (np.False_ for NumPy scalars)
             left = right
