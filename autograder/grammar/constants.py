@@ -83,7 +83,8 @@ def _shift(a, b):
 
 
 def _round(x, *n):
-    if n and n[0] is not None and not isinstance(n[0], (float, np.floating)) and abs(operator.index(n[0])) > MAX_ROUND_DIGITS:
+    digits = n[0] if n and n[0] is not None and not isinstance(n[0], (float, np.floating)) else 0
+    if abs(operator.index(digits)) > MAX_ROUND_DIGITS:
         raise TooLong(f"round(x, n) takes n from -{MAX_ROUND_DIGITS} to {MAX_ROUND_DIGITS}")
     return round(x, *n)
 

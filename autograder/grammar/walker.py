@@ -158,7 +158,8 @@ class Grammar(Functions):
             if not (func in PURE_CALLS or (isinstance(func, str) and PATHS.get(func) in ("any", "host"))) \
                     or node.keywords:
                 self.flag(node, f"a call at module level ({_short(node)})",
-                          "module constants are made of literals, arithmetic and other constants")
+                          "module constants are made of literals, arithmetic, tuples, math, dtypes and other constants "
+                          "(TILE = 32, BLOCKS = math.ceil(1000 / TILE))")
                 return
             for a in node.args:
                 self.constant_expr(a)
