@@ -226,7 +226,7 @@ class Constants:
         return False if isinstance(v, (str, bytes)) else None
 
     def result(self, v):
-        """`v` within the bounds, or TooBig."""
+        """`v` within the bounds (else TooLong or TooBig), and a value a constant may hold (else Refused)."""
         if type(v) is tuple or isinstance(v, (str, bytes)):
             size = self.size(v)
             if size > MAX_VALUE:
