@@ -32,11 +32,13 @@ the constants the grammar accepts (TILE), worked out by the same evaluator withi
 """
 from .constants import Dtype
 from .reader import _read, coding_finding
-from .rules import *  # noqa: F401,F403 (the allowlist's names: MODULES, PATHS, CONTRACT, MAX_*, ...)
-from .rules import CONTRACT, MAX_INT_BITS, MODULES, PATHS  # noqa: F401 (named for the readers of this module)
+from .rules import (CONTRACT, MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_SIGNATURE, MAX_SOURCE_CHARS, MAX_STRING,
+                    MAX_VALUE, MAX_WORK, MODULES, PATHS)
 from .walker import Grammar
 
-__all__ = ["CONTRACT", "Dtype", "Grammar", "MAX_INT_BITS", "MODULES", "PATHS", "module_constants", "violations"]
+__all__ = ["CONTRACT", "Dtype", "Grammar", "MAX_DEPTH", "MAX_INT_BITS", "MAX_NODES", "MAX_SIGNATURE",
+           "MAX_SOURCE_CHARS", "MAX_STRING", "MAX_VALUE", "MAX_WORK", "MODULES", "PATHS", "module_constants",
+           "violations"]
 
 _TOO_DEEP = ("line 1: the file: too deeply nested for the grader to read ({}); write long expressions in shorter "
              "steps")
