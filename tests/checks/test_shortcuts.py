@@ -1,4 +1,4 @@
-"""checks/shortcuts.py, autograder/grammar.py and autograder/scan.py: what a kernel module may not hold zeroes
+"""checks/shortcuts.py, autograder/grammar/ and autograder/scan.py: what a kernel module may not hold zeroes
 the stage; stubs are found. The grammar's corpus of legitimate and hostile modules is tests/test_grammar.py."""
 import pytest
 
@@ -128,4 +128,4 @@ def test_a_tile_python_rounds_is_read_as_the_grader_and_the_self_check_read_it()
     by 32, not by the course's first size."""
     from autograder.grammar import module_constants
     assert module_constants("TILE = round(32.0)\nTILE_PAD = TILE + 1")["TILE_PAD"] == (33, 2)
-    assert "TILE" not in module_constants("TILE = round(32.4, 1)")   # not an int: left out, as before
+    assert module_constants("TILE = round(32.4, 1)")["TILE"] == (32.4, 1)   # read as Python reads it: not an int
