@@ -30,6 +30,8 @@ import ast
 import copy
 import re
 
+from .reading.source import lines as source_lines
+
 DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
           "uint64", "complex64", "complex128", "boolean", "bool_", "intp", "uintp"}
 VECTOR_TYPES = {f"{t}x{n}" for t in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -743,7 +745,7 @@ def violations(source, predefined=None):
     """Every "line N: construct: rule" finding of a kernel module's source, in line order (empty: it passes).
     `predefined` names module-level names defined elsewhere (the self-check passes a notebook's: name -> a
     canonical module path such as "numba.cuda", or "constant", "kernel", "device", "host")."""
-    for number, line in enumerate(source.splitlines()[:2], 1):
+    for number, line in enumerate(source_lines(source)[:2], 1):
         cookie = CODING.match(line)
         if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8"):
             return [f"line {number}: the coding declaration {cookie.group(1)}: a kernel module is UTF-8 text; another "
@@ -770,7 +772,7 @@ def _read(source):
     bounds (MAX_*). The tree is None where there is nothing safe to walk: the text does not parse (a syntax error
     is no finding: the compile check reports it from the child that compiles this same text), Python itself
     cannot read it, or it has more nodes or deeper nesting than the bounds. Never raises."""
-    lines = source.splitlines()
+    lines = source_lines(source)  # as Python numbers them (U+2028 ends no line)
     if len(source) > MAX_SOURCE_CHARS:
         return None, [(1, f"line 1: the file: {len(source):,} characters; a kernel module is at most "
                           f"{MAX_SOURCE_CHARS:,} (keep only its imports, constants, kernels and launchers)")], lines
