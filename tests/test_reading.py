@@ -151,3 +151,18 @@ def test_student_files_through_a_class_run(tmp_path, example):
         assert not copied.exists() or (os.path.isfile(folder / name) and not os.path.islink(folder / name))
     if example == "fifo":
         assert "timestamp.txt was not read (a FIFO (named pipe)" in " ".join(results["extra_data"]["notes"])
+
+
+def test_the_self_check_reads_a_cell_holding_u2028_as_python_numbers_its_lines():
+    """IPython caches a cell's lines as str.splitlines gives them: after a U+2028 in a comment, inspect.getsource
+    read a function from the wrong lines, and the module the self-check compiles held the comment's tail as code."""
+    import ast
+    from IPython.core.compilerop import CachingCompiler
+    from autograder import selfcheck
+    cell = "TILE = 16\n# tiles: see the notes\u2028(16 x 16)\ndef matmul_helper(a):\n    return a + TILE\n"
+    name = CachingCompiler().cache(cell, 7)  # as the notebook's kernel does when the cell runs
+    namespace = {"__name__": "__main__", "_ih": ["", "import numpy", cell]}
+    exec(compile(cell, name, "exec"), namespace)
+    module = selfcheck.module_text(namespace)
+    assert "def matmul_helper(a):\n    return a + TILE\n" in module and "(16 x 16)" not in module, module
+    ast.parse(module)

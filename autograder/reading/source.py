@@ -54,3 +54,18 @@ def hidden_breaks(text):
     """The characters of `text` that str.splitlines ends a line at and Python does not, named ("" for none)."""
     found = [name for char, name in _HIDDEN.items() if char in text]
     return ", ".join(found)
+
+
+def renumber_cells(history):
+    """Make the line cache IPython keeps of each cell in `history` (the notebook's cell texts: its `_ih`) number
+    lines as Python does. IPython caches a cell as str.splitlines of its text, so after a U+2028 inspect.getsource
+    (the self-check's reading of the notebook's functions) and tracebacks read the wrong lines."""
+    import linecache
+    texts = [t for t in history if isinstance(t, str) and hidden_breaks(t)] if isinstance(history, list) else []
+    for name, entry in list(linecache.cache.items()) if texts else ():
+        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None):
+            continue  # a file on disk: Python's own reading of it numbers lines as Python does
+        for text in texts:
+            if entry[0] == len(text) and entry[2] == [ln + "\n" for ln in text.splitlines()]:
+                linecache.cache[name] = (entry[0], None, [ln + "\n" for ln in lines(text)], name)
+                break
