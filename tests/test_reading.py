@@ -84,8 +84,19 @@ def line_separator(folder):
     return "s1_naive.ipynb", "U+2028 (LINE SEPARATOR), which Python does not end a line at"
 
 
+def lone_surrogate(folder):
+    """JSON may hold "\\ud800", which is no character and no UTF-8 file can hold: writing the graded script failed
+    in the parent (UnicodeEncodeError). The cell also breaks the grammar, so no child runs."""
+    nb = demo_notebook("s1_naive.ipynb")
+    cell = code_cell(nb, "@cuda.jit")
+    cell["source"] = "# odd \ud800 here\n" + "".join(cell["source"]) + "\n" + PRINT + "\n"
+    with open(os.path.join(folder, "s1_naive.ipynb"), "w", encoding="utf-8") as f:
+        json.dump(nb, f)  # ensure_ascii: the file is ASCII, its JSON escapes the surrogate
+    return "s1_naive.ipynb", "1 lone surrogate (\\ud800: not a character) read as U+FFFD"
+
+
 EXAMPLES = {"deep_json": deep_json, "list_grade_id": list_grade_id, "fifo": fifo, "link_out": link_out,
-            "line_separator": line_separator}
+            "line_separator": line_separator, "lone_surrogate": lone_surrogate}
 
 
 def expected_line():
