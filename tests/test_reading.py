@@ -177,3 +177,18 @@ def test_the_self_check_reads_a_cell_holding_u2028_as_python_numbers_its_lines()
     module = selfcheck.module_text(namespace)
     assert "def matmul_helper(a):\n    return a + TILE\n" in module and "(16 x 16)" not in module, module
     ast.parse(module)
+
+
+def test_a_classroom_repository_link_is_never_followed(tmp_path):
+    """A student's repository where exercises/s1_naive.py is a link to a file elsewhere on the runner: the classroom
+    grader copied the link's target into the folder it grades. Now the released stub is graded, and the note says
+    why."""
+    from autograder.stages import STAGES
+    from classroom import grade
+    outside = tmp_path / "elsewhere.py"
+    shutil.copy(os.path.join(ROOT, "solutions", "s1_naive.py"), outside)
+    (tmp_path / "repo" / "exercises").mkdir(parents=True)
+    os.symlink(outside, tmp_path / "repo" / "exercises" / "s1_naive.py")
+    (stage, path, rel, note), = grade.pick_files(str(tmp_path / "repo"), STAGES[:1])
+    assert path == os.path.join(ROOT, "exercises", "s1_naive.py") and rel == ""
+    assert "exercises/s1_naive.py: a symbolic link, never followed" in note
