@@ -6,6 +6,7 @@ a missing key or a value of the wrong type, and the message names the key,
 the file and the line, so a typo such as ``chek_timeout_s = 60`` is an error
 at once, not a KeyError in the middle of a class.
 """
+import math
 import os
 import re
 import tomllib
@@ -194,7 +195,8 @@ class _Checker:
         for check, points in entry["points"].items():
             if check not in CHECKS:
                 self.fail(table, "points", f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
-            if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+            if isinstance(points, bool) or not isinstance(points, (int, float)) or not points >= 0 \
+                    or not math.isfinite(points):
                 self.fail(table, "points", f"{check} = {points!r} must be a number of points, 0 or more")
             if check == "shared_memory" and not next(s for s in STAGES if s.name == name).tiled:
                 self.fail(table, "points", "shared_memory points on a stage that is not tiled: that check never "
@@ -233,6 +235,8 @@ def _type_problem(value, want):
     if want == "strs":
         return "" if isinstance(value, list) and all(isinstance(v, str) for v in value) else \
             f"must be a list of strings, not {value!r}"
+    if isinstance(value, float) and not math.isfinite(value):  # TOML reads nan and inf as floats
+        return f"must be a finite number, not {value!r} (nan and inf compare false or always win: no limit at all)"
     if isinstance(value, bool) and want is not bool:
         return f"must be a{'n' if want is int else ''} {want.__name__}, not a boolean"
     if want is float and isinstance(value, (int, float)):

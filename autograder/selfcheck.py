@@ -35,6 +35,7 @@ from .child import launches as L
 from .child.tasks import device_output
 from .stages import INSTRUMENT_CHECKS, find
 from .grammar import violations
+from .reading.source import renumber_cells
 from .scan import unimplemented
 
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # the cells to come may tune for the GPU, as the grader allows
@@ -185,6 +186,7 @@ def module_text(namespace):
     (math, numpy dtypes, numba), constants, and the source of each function the notebook defined, in the order they
     were defined. For the compile check's child (numba's simulator cannot compile for a GPU)."""
     here = namespace.get("__name__")
+    renumber_cells(namespace.get("_ih"))
     imports, constants, functions = [], [], []
     for name, kind in _grammar_names(namespace).items():
         value = namespace[name]
@@ -453,6 +455,7 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     if namespace is None:
         namespace = inspect.currentframe().f_back.f_globals
     started = time.perf_counter()
+    renumber_cells(namespace.get("_ih"))  # a cell holding U+2028: its functions read as Python numbers its lines
     with warnings.catch_warnings():
         quiet_numba_warnings()
         run = _Run(stage, namespace, seed)

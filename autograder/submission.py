@@ -1,14 +1,18 @@
 """Trusted parent side: read a submission without running it (find its stages, extract notebook code).
 
 The parent process never imports student code; everything here works on text
-and syntax trees. The static scan of the source is autograder/scan.py.
+and syntax trees, and every file is read through the bounded reader (autograder/reading). The static scan of the
+source is autograder/scan.py.
 """
 import ast
-import json
 import os
 import re
 from dataclasses import dataclass
 
+from .reading import files as reader
+from .reading import notebooks as nb_reader
+from .reading.notebooks import broken_off  # noqa: F401 (part of this module's interface)
+from .reading.source import lines as source_lines
 from .stages import STAGES
 
 
@@ -97,19 +101,15 @@ def notebook_script(path):
 
 
 def cells_script(cells):
-    """notebook_script of a notebook's list of cells."""
+    """notebook_script of a notebook's list of cells (JSON cells, or the reader's Cells). Lines are counted as
+    Python counts them (autograder/reading/source.py), so a cell holding U+2028 keeps its line numbers."""
     parts, spans, first = [], [], 1
     for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        cell = cell if isinstance(cell, nb_reader.Cell) else nb_reader.read_cell(cell, number)
+        if cell.kind != "code" or cell.grade or "not-graded" in cell.tags:
             continue
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        nbgrader = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
-        tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
-        if nbgrader.get("grade") or "not-graded" in tags:
-            continue
-        text = cell.get("source") or ""
-        text = "".join(t for t in text if isinstance(t, str)) if isinstance(text, list) else str(text)
-        lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in text.splitlines()]
+        text = cell.source
+        lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in source_lines(text)]
         parts.append("\n".join(lines))
         names = tuple(re.findall(r"^(?:def\s+(\w+)|class\s+(\w+))", text, re.M))
         spans.append((first, max(len(lines), 1), number, tuple(a or b for a, b in names)))
@@ -117,68 +117,22 @@ def cells_script(cells):
     return "\n\n".join(parts) + "\n", tuple(spans)
 
 
-def read_text(path):
-    """A submitted file's text: UTF-8, without the byte-order mark some editors write at its start (Notepad, some
-    LMS downloads). Raises Unreadable, saying why, for a folder, a file the grader cannot open or one not UTF-8."""
-    if os.path.isdir(path):
-        raise Unreadable(path, "a folder, not a file")
+def read_text(path, follow=False):
+    """A submitted file's text (UTF-8, a byte-order mark dropped), read by the bounded reader: Unreadable, saying
+    why, for a folder, a link, a FIFO or device, a file too large, one the grader cannot open or one not UTF-8."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise Unreadable(path, f"cannot read it ({exc.strerror or exc})") from exc
+        return reader.read_text(path, follow=follow)
+    except reader.NotRead as exc:
+        raise Unreadable(path, exc.why) from exc
+
+
+def load_notebook(path, follow=False):
+    """(a notebook's cells, where it breaks off): autograder/reading/notebooks.py's load_notebook, raising
+    Unreadable."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Unreadable(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from exc
-
-
-def load_notebook(path):
-    """(a notebook's cells, where it breaks off). A whole notebook gives (cells, None). One whose JSON breaks off
-    part-way (a save or an upload cut short) gives the cells before the break and (the number of the cell it breaks
-    off in, or None where every cell is whole; the text after the last whole cell): `broken_off` says it. Raises
-    Unreadable, saying why, where no cell can be read (an empty file, text that is not a notebook)."""
-    text = read_text(path)
-    if not text.strip():
-        raise Unreadable(path, f"not a readable notebook: the file is empty ({os.path.getsize(path)} bytes)")
-    try:
-        nb = json.loads(text)
-    except ValueError as exc:
-        whole = _whole_cells(text)
-        if whole is None:
-            raise Unreadable(path, f"not a readable notebook: not JSON ({exc})") from exc
-        return whole
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    if not isinstance(cells, list):
-        raise Unreadable(path, "not a readable notebook: it has no list of cells")
-    return cells, None
-
-
-def _whole_cells(text):
-    """(the whole cells of a notebook's JSON that breaks off part-way, (the cell it breaks off in, the rest)), or
-    None where the text has no list of cells to read (nbformat writes "cells" first)."""
-    start = re.search(r'"cells"\s*:\s*\[', text)
-    if start is None:
-        return None
-    decoder, cells, pos = json.JSONDecoder(), [], start.end()
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if text.startswith("]", pos):
-            return cells, (None, text[pos:])
-        try:
-            cell, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            return cells, (len(cells) + 1, text[pos:])
-        cells.append(cell)
-
-
-def broken_off(cut):
-    """What a notebook that breaks off part-way (load_notebook's `cut`) is told."""
-    number, _ = cut
-    where = f"part-way through cell {number}" if number else "after its last cell"
-    return (f"the notebook breaks off {where} (the file is truncated or damaged there: a save or an upload that "
-            "did not finish)")
+        return nb_reader.load_notebook(path, follow=follow)
+    except reader.NotRead as exc:
+        raise Unreadable(path, exc.why) from exc
 
 
 def lost_to_break(path, source, cut):
@@ -205,12 +159,13 @@ def stage_named(path):
 
 
 def notebook_cell_ids(path):
-    """The nbgrader grade_ids of a notebook's cells (empty for a file that is not a readable notebook)."""
+    """The nbgrader grade_ids of a notebook's cells that have one of text (empty for a file that is not a readable
+    notebook)."""
     try:
         cells = load_notebook(path)[0]
-        return [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells if isinstance(c, dict)]
-    except (SubmissionError, AttributeError):
+    except SubmissionError:
         return []
+    return [c.grade_id for c in nb_reader.read_cells(cells) if c.grade_id is not None]
 
 
 def missing_graded_cells(stage, path, names):
@@ -230,12 +185,14 @@ def read_source(path):
     return read_text(path)
 
 
-def _read(path):
-    """(source, notebook cells, where it breaks off) of one file of a submission; raises Unreadable."""
+def _read(path, follow=False):
+    """(source, notebook cells, where it breaks off, notes on fields read as absent) of one file of a submission;
+    raises Unreadable."""
     if not path.endswith(".ipynb"):
-        return read_text(path), (), None
-    cells, cut = load_notebook(path)
-    return (*cells_script(cells), cut)
+        return read_text(path, follow), (), None, []
+    cells, cut = load_notebook(path, follow)
+    cells = nb_reader.read_cells(cells)
+    return (*cells_script(cells), cut, [n for c in cells for n in c.notes])
 
 
 def defined_names(source):
@@ -280,18 +237,23 @@ def collect(submission, stage=None):
     if os.path.isdir(submission):
         paths = sorted(os.path.join(submission, n) for n in os.listdir(submission)
                        if n.endswith((".py", ".ipynb")) and not n.startswith("."))
-    elif os.path.isfile(submission):
+        follow = False  # a link, a FIFO or a device in the folder is named in a note, never read
+        extra, paths = paths[reader.MAX_FILES:], paths[:reader.MAX_FILES]
+    elif os.path.exists(submission) and not os.path.isdir(submission):
         if not submission.endswith((".py", ".ipynb")):
             raise SubmissionError(f"{submission}: expected a .py file, a .ipynb notebook or a folder of them")
-        paths = [submission]
+        paths, follow = [submission], True  # the file the command names: a link to it is the user's own choice
     else:
         raise SubmissionError(f"{submission}: no such file or folder")
     root = submission if os.path.isdir(submission) else os.path.dirname(submission)
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
     sources, spans, by_stage, unread, notes = {}, {}, {}, {}, []
+    if os.path.isdir(submission) and extra:
+        notes.append(f"{len(extra)} more .py and .ipynb files ({rel(extra[0])} ...) not read: the grader reads the "
+                     f"first {reader.MAX_FILES} of a folder, by name")
     for path in paths:
         try:
-            source, cells, cut = _read(path)
+            source, cells, cut, absent = _read(path, follow)
         except Unreadable as exc:
             named = stage if stage and len(paths) == 1 else stage_named(path)
             if named is None or (stage and named is not stage):
@@ -303,6 +265,9 @@ def collect(submission, stage=None):
                 unread.setdefault(named.number, (named, []))[1].append((path, exc.why))
             continue
         sources[path], spans[path] = source, cells
+        if absent:
+            notes.append(f"{rel(path)}: {'; '.join(absent[:5])}" + (f"; {len(absent) - 5} more" if len(absent) > 5
+                                                                   else ""))
         found = stages_in(source, path)
         if cut is not None:
             lost = [s for s in lost_to_break(path, source, cut) if not stage or s is stage]

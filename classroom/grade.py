@@ -44,6 +44,11 @@ def _source(path):
         return None
 
 
+def _regular(path):
+    """A regular file, not through a link (autograder/reading): a link may point anywhere on the runner."""
+    return os.path.isfile(path) and not os.path.islink(path)
+
+
 def _candidates(student_dir, stage):
     """The student's files that may hold `stage`, most likely first."""
     from autograder.submission import stages_in
@@ -51,7 +56,7 @@ def _candidates(student_dir, stage):
              os.path.join(student_dir, stage.module + ".py"),
              os.path.join(student_dir, "notebooks", stage.module + ".ipynb"),
              os.path.join(student_dir, stage.module + ".ipynb")]
-    found = [p for p in named if os.path.isfile(p)]
+    found = [p for p in named if _regular(p)]
     for folder in SEARCH:
         folder = os.path.join(student_dir, folder)
         if not os.path.isdir(folder):
@@ -59,7 +64,7 @@ def _candidates(student_dir, stage):
         for name in sorted(os.listdir(folder)):
             path = os.path.join(folder, name)
             if path in found or name.startswith(".") or not name.endswith((".py", ".ipynb")) \
-                    or not os.path.isfile(path):
+                    or not _regular(path):
                 continue
             source = _source(path)
             if source is not None and stages_in(source, path) == [stage]:
@@ -88,6 +93,10 @@ def pick_files(student_dir, stages, stubs_dir=None):
         else:
             path, rel = os.path.join(stubs_dir, stage.filename), ""
             note = f"no file of this stage found: graded the released stub {stage.filename}"
+            links = [os.path.relpath(p, student_dir) for p in (os.path.join(student_dir, f, stage.module + x)
+                     for f in SEARCH for x in (".py", ".ipynb")) if os.path.islink(p)]
+            if links:
+                note += f" ({', '.join(links)}: a symbolic link, never followed; commit the file itself)"
         picked.append((stage, path, rel, note))
     return picked
 

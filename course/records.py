@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 
 from . import feedback
 from . import gradebook as gb_mod
@@ -48,13 +47,13 @@ def submission_hash(folder):
     """The hash of what the engine reads in a submission folder: each file's name and bytes, and the name of each
     entry it could not read (a folder named like a file, a file it may not open) as such, so that fixing or removing
     one is a new submission."""
+    from autograder.reading import files as reader
     h = hashlib.sha256()
     for name in graded_files(folder):
-        try:
-            with open(os.path.join(folder, name), "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            h.update(f"{name}\0not read: {type(exc).__name__}\0".encode())
+        try:  # as the engine reads it: regular files only, never through a link, never blocking on a FIFO
+            data = reader.read_bytes(os.path.join(folder, name))
+        except reader.NotRead as exc:
+            h.update(f"{name}\0not read: {exc.why}\0".encode())
             continue
         h.update(f"{name}\0{len(data)}\0".encode())
         h.update(data)
@@ -121,14 +120,14 @@ def read_timestamp(folder):
     """(the time nbgrader's timestamp.txt of a submission gives, or None; a note where the file is there but gives
     no time). A file that is empty, binary or not a time never stops the class: the timestamp is unknown, and the
     note says so with the file's content, shortened."""
+    from autograder.reading import files as reader
     path = os.path.join(folder, "timestamp.txt")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(4096)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None, ""
-    except OSError as exc:
-        return None, f"timestamp.txt could not be read ({exc.strerror or exc}): the submission's time is unknown"
+    try:  # the bounded reader: a FIFO or a link named timestamp.txt is not read (it hung the class run)
+        data = reader.read_bytes(path, reader.MAX_TIMESTAMP_BYTES)
+    except reader.NotRead as exc:
+        return None, f"timestamp.txt was not read ({exc.why}): the submission's time is unknown"
     text = data.decode("utf-8-sig", errors="replace").strip()
     if text and text.isprintable() and valid_timestamp(text):
         return text, ""
@@ -216,9 +215,10 @@ class ClassRecords:
                       comments=feedback.stage_comments(data))
         autograded = self.autograded_path(student)
         os.makedirs(autograded, exist_ok=True)
+        from autograder.reading.files import copy_regular
         for name in os.listdir(folder):
-            if name.endswith(".ipynb") or name == "timestamp.txt":
-                shutil.copy2(os.path.join(folder, name), os.path.join(autograded, name))
+            if name.endswith(".ipynb") or name == "timestamp.txt":  # regular files only (never a link's target)
+                copy_regular(os.path.join(folder, name), os.path.join(autograded, name))
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))

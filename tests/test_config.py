@@ -108,3 +108,23 @@ def test_a_section_that_is_not_a_table_is_an_error(tmp_path):
     path.write_text("grading = 5\n" + text[:start] + text[end:], encoding="utf-8")
     with pytest.raises(config.ConfigError, match=r"grading must be a table \(\[grading\]\), not 5"):
         config.load(str(path))
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("relative_error = 1e-5", "relative_error = nan", r"\[grading\] relative_error: must be a finite number, not nan"),
+    ("check_timeout_s = 240", "check_timeout_s = inf", r"\[limits\] check_timeout_s: must be a finite number, not inf"),
+    ("sibling_grace_s = 10.0", "sibling_grace_s = +inf", r"\[limits\] sibling_grace_s: must be a finite number, not inf"),
+    ("min_speedup = 0.85", "min_speedup = -nan", r"\[stages.naive\] min_speedup: must be a finite number, not nan"),
+    ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, correct = nan, speed = 2 }",
+     r"\[stages.naive\] points: correct = nan must be a number of points"),
+    ("points = { compiles = 2, correct = 6, speed = 2 }", "points = { compiles = 2, correct = inf, speed = 2 }",
+     r"\[stages.naive\] points: correct = inf must be a number of points"),
+])
+def test_nan_and_inf_are_refused_naming_the_key(tmp_path, old, new, message):
+    """TOML reads nan and inf as floats: a nan limit compares false everywhere (no limit at all, or never a pass),
+    an inf one never ends; nan points make every total nan. Each is refused, naming the key, its file and line."""
+    path, lines = variant(tmp_path, old, new)
+    with pytest.raises(config.ConfigError, match=message) as err:
+        config.load(path)
+    line = int(re.search(re.escape(path) + r":(\d+):", str(err.value)).group(1))
+    assert line <= line_of(lines, new)  # the key's line (a key of an inline table: its table's)

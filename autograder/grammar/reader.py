@@ -2,13 +2,14 @@
 that no student text can hang or crash the grader; text past a bound is a finding that names its line."""
 import ast
 
+from ..reading.source import lines as source_lines
 from .rules import CODING, MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_SOURCE_CHARS, MAX_STRING
 from .text import _line
 
 
 def coding_finding(source):
     """A finding for a coding declaration other than UTF-8 in the first two lines (PEP 263), or None."""
-    for number, line in enumerate(source.splitlines()[:2], 1):
+    for number, line in enumerate(source_lines(source)[:2], 1):
         cookie = CODING.match(line)
         if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8"):
             return (f"line {number}: the coding declaration {cookie.group(1)}: a kernel module is UTF-8 text; another "
@@ -21,7 +22,7 @@ def _read(source):
     bounds (MAX_*). The tree is None where there is nothing safe to walk: the text does not parse (a syntax error
     is no finding: the compile check reports it from the child that compiles this same text), Python itself
     cannot read it, or it has more nodes or deeper nesting than the bounds. Never raises."""
-    lines = source.splitlines()
+    lines = source_lines(source)  # as Python numbers them (U+2028 ends no line)
     if len(source) > MAX_SOURCE_CHARS:
         return None, [(1, f"line 1: the file: {len(source):,} characters; a kernel module is at most "
                           f"{MAX_SOURCE_CHARS:,} (keep only its imports, constants, kernels and launchers)")], lines
