@@ -14,6 +14,7 @@ check times (bank conflicts and global loads per output from that one run),
 racecheck at a size drawn per grade from the grade's secret generator.
 """
 import csv
+import fcntl
 import os
 import re
 import shutil
@@ -24,8 +25,9 @@ import numpy as np
 
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 
-# racecheck's cost grows with the shared-memory accesses, M * N * K (BENCHMARKS.md, 2026-11-25): M and N are drawn
-# in RACECHECK_SIDE, K so that 2 or 3 tiles are crossed, the last partial.
+# racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
+# 272^3 took 3.5 s, stage 4 at 272 x 80 x 290 3.8 s, start-up included (BENCHMARKS.md, 2026-11-25). M and N are drawn
+# in RACECHECK_SIDE, K so that 2 to 4 tiles are crossed, the last partial.
 RACECHECK_SIDE = (257, 320)
 NCU_KEYS = ("bank_conflicts", "data_reuse")
 TOOL_OF = {"races": "racecheck", "bank_conflicts": "ncu", "data_reuse": "ncu"}
@@ -78,15 +80,16 @@ def find_tool(name):
 
 def racecheck_shape(stage, tile, rng):
     """(M, K, N) of this grade's racecheck run, drawn from the grade's secret generator `rng`: M and N in
-    RACECHECK_SIDE and not multiples of `tile`, K crossing 2 or 3 tiles with the last one partial, so the barriers are
+    RACECHECK_SIDE and not multiples of `tile`, K crossing 2 to 4 tiles with the last one partial, so the barriers are
     needed between tiles and at the edges, at a size no kernel can tell from another. A stage of square multiples of
     the tile (stage 2) gets N = M = K, the smallest multiple of the tile above 256 or the next."""
     if stage.square_tiles_only:
         n = tile * (256 // tile + int(rng.integers(1, 3)))
         return (n, n, n)
     sides = [v for v in range(*RACECHECK_SIDE) if v % tile]
-    M, N = (int(sides[i]) for i in rng.integers(0, len(sides), size=2))
-    return (M, int(rng.integers(tile + 1, 3 * tile)), N)
+    depths = [k for k in range(tile + 1, 4 * tile) if k % tile]
+    M, N, K = (int(values[rng.integers(0, len(values))]) for values in (sides, sides, depths))
+    return (M, K, N)
 
 
 def ncu_shape(cfg):
@@ -140,12 +143,32 @@ def _tool_run(g, key, tool, args, inputs):
     job, why = g.runner_job("run", [shape], count=1)
     if why:
         return g.not_run(why), "", ""
-    with tempfile.TemporaryDirectory(prefix="tool-") as d:
+    with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)),
                        timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""
+
+
+class _one_at_a_time:
+    """One ncu run at a time on this machine, across a grade's stages and across grading processes: two ncu runs at
+    once left the later ones without counters (exit status 9 on an H100, BENCHMARKS.md 2026-11-25), and each runs in
+    a sandbox with a /tmp of its own, where ncu's own lock file cannot see the other. The wait is not the tool's time:
+    its limit starts when it does. Other tools run beside each other."""
+
+    def __init__(self, tool):
+        self.tool, self.fd = tool, None
+
+    def __enter__(self):
+        if self.tool == "ncu":
+            self.fd = os.open(os.path.join(tempfile.gettempdir(), "autograder-ncu.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the lock
 
 
 def racecheck_facts(result, text):
