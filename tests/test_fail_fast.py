@@ -212,7 +212,7 @@ def test_a_gpu_tool_starts_beside_the_correctness_check_and_counts_only_where_it
     g = StageGrader(src, "gpu", cfg, rng, str(tmp_path))
     correctness = Future()  # still running
     g.futures = {"compile": _futures({"compile": _compiled()})["compile"], "correct:rect": (correctness, {"A0": A, "B0": B})}
-    g.built = {"kernels": [], "plans": {(40, 40, 40): {"launches": []}}}  # the tool's runner never starts here
+    g.built = {"kernels": [], "plans": {(40, 3, 6): {"launches": []}}}  # the tool's runner never starts here
     monkeypatch.setattr(tools, "find_tool", lambda name: "/bin/sh")
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(1) as pool:

@@ -104,16 +104,3 @@ def test_a_correct_kernel_with_tile_8_keeps_its_correctness_points(cfg):
     assert "TILE = 8: the course's tile sizes are 16 and 32" in out and "set TILE = 16 or 32" in out, out
     assert "the course's tile sizes are 16 and 32" in by_key(r, "data_reuse")[0].output
     assert r.score == r.max_score - 2
-
-
-@pytest.mark.slow
-def test_the_gpu_tier_judges_stage_4s_data_reuse_from_the_same_instrumented_run(cfg):
-    """Stage 4 had no data-reuse check: a naive kernel with unused shared tiles lost only speed on a GPU, nothing in
-    the simulator. In the GPU tier data reuse comes from the simulator's instrumented run too (no GPU needed here)."""
-    from tools.mutants import KNOWN_BAD
-    g = grader(cfg, "tiled_transposed", 7, KNOWN_BAD["stage 4 fake tiling"].text)
-    gpu = engine.StageGrader(g.src, "gpu", cfg, np.random.default_rng(7), tempfile.mkdtemp(prefix="tiling-"))
-    assert gpu.instrument_keys() == ["data_reuse"] and gpu.instrument_shape() == g.instrument_shape()
-    checks = gpu.judge_instruments(gpu.instruments_alone())
-    assert [c.key for c in checks] == ["data_reuse"] and checks[0].status == "failed", checks
-    assert "reads operands from global memory instead of the shared tiles" in checks[0].output, checks[0].output

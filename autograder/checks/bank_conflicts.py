@@ -1,37 +1,25 @@
 """Trusted parent side: shared-memory bank conflicts, from the simulator's bank counter or ncu's metrics."""
-import csv
-
 from . import missing_facts
-from .titles import title
 
 NCU_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
 MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts are conflicts; padded: 0
 
 
-def judge_ncu(g, result, text, missing):
-    """The bank-conflict check of StageGrader `g` from ncu's CSV log (autograder/gpu/tools.py ran it)."""
-    check = g.check("bank_conflicts", title(g, "bank_conflicts"))
-    if missing:
-        return check.skip(missing)
-    values = {m: 0.0 for m in NCU_METRICS}
-    seen = False
-    for row in csv.reader(line for line in text.splitlines() if any(m in line for m in NCU_METRICS)):
-        metric = next((m for m in NCU_METRICS if m in row), None)
-        if metric is None:
-            continue
-        seen = True
-        values[metric] += float(row[-1].strip().replace(",", "") or 0)  # the value may carry thousands separators
-    if result.problem or not seen:
-        return check.verdict(False, "ncu did not report the kernel: " + (result.problem or text[-1500:] or "no report"))
-    conflicts, wavefronts = values[NCU_METRICS[0]], values[NCU_METRICS[1]]
+def judge_ncu(facts):
+    """(passed, message) from ncu's counts summed over every kernel the plan launched (gpu/tools.ncu_facts): the
+    metrics of NCU_METRICS, and the (M, K, N) `shape` it ran (the size the speed check times)."""
+    M, K, N = facts.get("shape") or ("?", "?", "?")
+    at = f"at M x K x N = {M} x {K} x {N}, the size the speed check times"
+    if facts.get("problem"):
+        return False, f"ncu did not report the kernel {at}: {facts['problem']}"
+    conflicts, wavefronts = facts[NCU_METRICS[0]], facts[NCU_METRICS[1]]
     ratio = conflicts / wavefronts if wavefronts else 0.0
-    detail = f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%)"
-    g.bank_conflicts = {"conflicts": conflicts, "wavefronts": wavefronts}
+    detail = f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%) {at}"
     if ratio > MAX_CONFLICT_RATIO:
-        return check.verdict(False, detail + ". The warp's reads of the transposed B tile fall into the same bank: "
-                                             "declare it TILE x TILE_PAD with TILE_PAD = TILE + 1.")
-    return check.verdict(True, detail)
+        return False, (detail + ". The warp's reads of the transposed B tile fall into the same bank: declare it "
+                       "TILE x TILE_PAD with TILE_PAD = TILE + 1, and use that tile at every size.")
+    return True, detail
 
 
 def judge_sim(facts):

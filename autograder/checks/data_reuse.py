@@ -1,7 +1,16 @@
-"""Trusted parent side: data reuse, from the simulator's count of global loads of A and B per output."""
+"""Trusted parent side: data reuse, from the simulator's count of global loads of A and B per output, or on a GPU
+from ncu's count of the warps' global load requests, at the size the speed check times."""
 from . import missing_facts
 
 SLACK = 0.01  # rounding of the counters' ratios
+# ncu's requests from the warps to global memory, summed over every kernel the plan launched: loads (generic loads
+# that reach global memory included) and atomics, which read global memory too. One request is one warp's load
+# instruction, the loads of its 32 threads (every warp is full at the timed size). The naive kernel makes 2K loads
+# per output element. (The thread-level SASS counters, smsp__sass_thread_inst_executed_op_global_ld, read n/a on the
+# H100 machines: BENCHMARKS.md, 2026-11-25.)
+LOAD_METRICS = ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum")
+WARP = 32
 
 
 def tiled_reuse(M, N, tile):
@@ -81,3 +90,37 @@ def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
         msg += ("Check that each block loads every tile of A and B exactly once (one element per thread) and "
                 "that the inner product loop reads the whole shared tile.")
     return False, msg
+
+
+def judge_ncu(facts, tile, reuse_fraction=0.5):
+    """(passed, message): on a GPU, 2K over the global loads per output element (32 per warp request) must reach
+    `reuse_fraction` of what a kernel tiled by `tile` reaches at the run's shape (tiled_reuse). Facts
+    (gpu/tools.ncu_facts): the metrics of LOAD_METRICS summed over the plan's kernels, and the (M, K, N) `shape`,
+    the size the speed check times, so a kernel that tiles only small matrices is judged where it is timed. No upper
+    bound: an instruction may load more than one element, and a product that skips loads is wrong at this very size
+    (the speed check verifies every timed C)."""
+    M, K, N = facts.get("shape") or (0, 0, 0)
+    at = f"at M x K x N = {M} x {K} x {N}, the size the speed check times"
+    if facts.get("problem"):
+        return False, f"ncu did not report the kernel {at}: {facts['problem']}"
+    loads = sum(facts.get(m, 0) for m in LOAD_METRICS)
+    if not loads:
+        return False, (f"no global load was executed {at}: a kernel that reads neither A nor B cannot have computed "
+                       "the product, so there is no reuse to credit")
+    per_output = WARP * loads / (M * N)
+    reuse = 2 * K / per_output
+    ideal = tiled_reuse(M, N, tile)[0]
+    need = ideal * reuse_fraction
+    head = (f"each output element costs {per_output:.4g} global loads {at} (the naive kernel executes "
+            f"2K = {2 * K}, a kernel tiled by {tile} {2 * K / ideal:.4g}): every loaded element is used {reuse:.4g} "
+            f"time{'' if round(reuse, 4) == 1 else 's'}")
+    if reuse >= need:
+        return True, (f"data reuse OK: {head}, at least {need:.4g} needed ({reuse_fraction:g} of the {ideal:.4g} a "
+                      f"kernel tiled by {tile} reaches)")
+    cause = ("The kernel reads operands from global memory instead of the shared tiles: about once per multiply-add "
+             "at this size, as a naive kernel does" if reuse < 2 else "Each element loaded from global memory serves too few multiply-adds")
+    return False, (f"too little data reuse: {head}, but at least {need:.4g} is needed ({reuse_fraction:g} of the "
+                   f"{ideal:.4g} a kernel tiled by {tile} reaches). {cause}. Load each tile of A and B into shared "
+                   "memory once per step along K (one element of each per thread), cuda.syncthreads(), and take the "
+                   "inner product from the shared tiles, at every size: a kernel that tiles only small matrices (or "
+                   "only some blocks) is judged here, at the size it is timed at.")

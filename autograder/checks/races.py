@@ -2,27 +2,25 @@
 import re
 
 from . import missing_facts
-from .titles import title
 from ..sim.common import RAW, WAR  # the hazard names the race detector reports (pure constants)
 
 
 
-def judge_racecheck(g, result, text, missing):
-    """The racecheck check of StageGrader `g` from compute-sanitizer's log (autograder/gpu/tools.py ran it)."""
-    check = g.check("races", title(g, "races"))
-    if missing:
-        return check.skip(missing)
-    m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)
-    if result.problem or not m:
-        return check.verdict(False, "racecheck did not complete: " + (result.problem or text[-1500:] or "no report"))
-    hazards, errors, warnings = map(int, m.groups())
+def judge_racecheck(facts):
+    """(passed, message) from compute-sanitizer racecheck's summary (gpu/tools.racecheck_facts): `hazards`, `errors`,
+    `warnings`, a few hazard `lines`, and the (M, K, N) `shape` it ran, drawn per grade (gpu/tools.racecheck_shape)."""
+    M, K, N = facts.get("shape") or ("?", "?", "?")
+    at = f"at M x K x N = {M} x {K} x {N}, a size drawn for this grade"
+    if facts.get("problem"):
+        return False, f"racecheck did not complete {at}: {facts['problem']}"
+    hazards, errors, warnings = facts["hazards"], facts["errors"], facts["warnings"]
     if errors or warnings:
-        lines = [ln.strip() for ln in text.splitlines() if "hazard" in ln.lower()][:4]
-        return check.verdict(False, f"racecheck found {hazards} hazards ({errors} errors, {warnings} warnings) "
-                                    "on shared memory. Likely cause: a missing cuda.syncthreads() — one after "
-                                    "loading the tiles and one after the inner loop, before the next load.\n"
-                             + "\n".join(lines))
-    return check.verdict(True, "racecheck: 0 hazards")
+        return False, (f"racecheck found {hazards} hazards ({errors} errors, {warnings} warnings) on shared memory "
+                       f"{at}. Likely cause: a missing cuda.syncthreads() (one after loading the tiles and one after "
+                       "the inner loop, before the next load), or a barrier that only some sizes or some threads "
+                       "reach: every thread must pass both barriers on every tile, whatever M, K and N are.\n"
+                       + "\n".join(facts.get("lines", [])[:4]))
+    return True, f"racecheck: 0 hazards {at}"
 
 
 def _thread(t):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import sandbox
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, shared_memory, shortcuts, speed
 from ..checks.correct import explain_error
-from ..checks.titles import NCU_N, RACECHECK_N, title
+from ..checks.titles import title
 from ..checks import child_problem, depends_on, grader_fault
 from ..grammar import module_constants
 from ..ptx import facts as ptx_facts
@@ -567,6 +567,13 @@ class GpuStageGrader(StageGrader):
 
     runs_uncompiled = False  # no PTX, nothing a GPU runner can load
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # racecheck's size, drawn now (the planning thread) from the grade's secret generator: at least 256
+        from ..gpu.tools import racecheck_shape
+        rng = self.rng if self.rng is not None else np.random.default_rng()
+        self.racecheck_shape = racecheck_shape(self.stage, self.tile or 16, rng) if "races" in self.points else None
+
     def shape_groups(self):
         return self.stage.gpu_shape_groups(self.tile or 16)
 
@@ -581,16 +588,12 @@ class GpuStageGrader(StageGrader):
         """Every (M, K, N) a GPU runner of this stage launches: the correctness shapes, the GPU tools' sizes, the speed
         and leaderboard sizes."""
         shapes = [s for group in self.shape_groups().values() for s in group]
-        if "races" in self.points:
-            shapes.append((RACECHECK_N,) * 3)
-        if "bank_conflicts" in self.points:
-            shapes.append((NCU_N,) * 3)
+        from ..gpu.tools import tool_shapes
+        shapes += tool_shapes(self)
         if "speed" in self.points:
             shapes.append((self.cfg["speed"]["n"],) * 3)
             if self.stage.challenge and self.cfg["speed"]["leaderboard_n"]:
                 shapes.append((self.cfg["speed"]["leaderboard_n"],) * 3)
-        if self.instrument_keys():
-            shapes.append(self.instrument_shape())
         return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
 
     def correctness_job(self, shapes):
@@ -606,11 +609,12 @@ class GpuStageGrader(StageGrader):
         return lim["after_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12)
 
     def tool_count(self):
-        return sum(key in self.points for key in ("races", "bank_conflicts"))
+        from ..gpu.tools import NCU_KEYS
+        return ("races" in self.points) + any(key in self.points for key in NCU_KEYS)
 
     def instrument_keys(self):
-        """Only data reuse comes from the simulator's instruments here: races and bank conflicts from the GPU tools."""
-        return [k for k in super().instrument_keys() if k == "data_reuse"]
+        """None: races, bank conflicts and data reuse come from the GPU tools, at sizes that are graded (gpu/tools.py)."""
+        return []
 
     def start_tier_checks(self, futures, waiting):
         from ..gpu.tools import tool_tasks
@@ -630,19 +634,14 @@ class GpuStageGrader(StageGrader):
 
     def tier_checks(self, futures):
         """The GPU-only checks; call when no other child uses the GPU (speed is timed)."""
+        from ..gpu.tools import tool_verdict
         checks = []
-        for key, future_key, judge in (("races", "racecheck", races.judge_racecheck),
-                                       ("bank_conflicts", "ncu", bank_conflicts.judge_ncu)):
-            if key not in self.points:
-                continue
-            gate = self.gate_reason(key)
-            if gate:
-                checks.append(self.check(key, title(self, key)).verdict(False, gate))
-            else:
-                checks.append(judge(self, *futures[future_key].result()))
+        for key in (k for k in ("races", "bank_conflicts", "data_reuse") if k in self.points):
+            check, gate = self.check(key, title(self, key)), self.gate_reason(key)
+            checks.append(check.verdict(False, gate) if gate else tool_verdict(self, key, futures, check))
         if "speed" in self.points:
             checks.append(speed.judge(self))
         return checks
 
     def tier_rows(self, failed):
-        return [failed(key) for key in ("races", "bank_conflicts", "speed") if key in self.points]
+        return [failed(key) for key in ("races", "bank_conflicts", "data_reuse", "speed") if key in self.points]

@@ -5,19 +5,32 @@ checked plan), so no student Python runs under the tool's uid to rewrite its
 log. The tool's report goes to a log file the parent copies back from the
 runner's own sandbox, so nothing a kernel prints (to stdout) can pass for a
 tool's verdict. A missing tool is a visible
-skip with its reason, never a pass. The logs are judged in checks/races.py and
-checks/bank_conflicts.py.
+skip with its reason, never a pass. The logs are read into facts here and
+judged in checks/races.py, checks/bank_conflicts.py and checks/data_reuse.py.
+
+Structure is judged at the size that is graded, so a kernel cannot keep its
+barriers or tiles for small sizes alone: ncu runs once at the size the speed
+check times (bank conflicts and global loads per output from that one run),
+racecheck at a size drawn per grade from the grade's secret generator.
 """
+import csv
+import fcntl
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 
 import numpy as np
 
-from ..checks.bank_conflicts import NCU_METRICS
-from ..checks.titles import NCU_N, RACECHECK_N
+from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 
+# racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
+# 272^3 took 3.5 s, stage 4 at 272 x 80 x 290 3.8 s, start-up included (BENCHMARKS.md, 2026-11-25). M and N are drawn
+# in RACECHECK_SIDE, K so that 2 to 4 tiles are crossed, the last partial.
+RACECHECK_SIDE = (257, 320)
+NCU_KEYS = ("bank_conflicts", "data_reuse")
+TOOL_OF = {"races": "racecheck", "bank_conflicts": "ncu", "data_reuse": "ncu"}
 
 
 def gpu_available():
@@ -65,22 +78,56 @@ def find_tool(name):
     return shutil.which(name) or next((p for p in (f"/usr/local/cuda/bin/{name}",) if os.path.exists(p)), None)
 
 
+def racecheck_shape(stage, tile, rng):
+    """(M, K, N) of this grade's racecheck run, drawn from the grade's secret generator `rng`: M and N in
+    RACECHECK_SIDE and not multiples of `tile`, K crossing 2 to 4 tiles with the last one partial, so the barriers are
+    needed between tiles and at the edges, at a size no kernel can tell from another. A stage of square multiples of
+    the tile (stage 2) gets N = M = K, the smallest multiple of the tile above 256 or the next."""
+    if stage.square_tiles_only:
+        n = tile * (256 // tile + int(rng.integers(1, 3)))
+        return (n, n, n)
+    sides = [v for v in range(*RACECHECK_SIDE) if v % tile]
+    depths = [k for k in range(tile + 1, 4 * tile) if k % tile]
+    M, N, K = (int(values[rng.integers(0, len(values))]) for values in (sides, sides, depths))
+    return (M, K, N)
+
+
+def ncu_shape(cfg):
+    """(M, K, N) of the ncu run: the size the speed check times."""
+    n = int(cfg["speed"]["n"])
+    return (n, n, n)
+
+
+def tool_shapes(g):
+    """The shapes the GPU tools of StageGrader `g` run at (the build child records their plans)."""
+    shapes = []
+    if "races" in g.points:
+        shapes.append(g.racecheck_shape)
+    if any(k in g.points for k in NCU_KEYS):
+        shapes.append(ncu_shape(g.cfg))
+    return shapes
+
+
 def tool_tasks(g, pool):
     """Start the GPU tools' children of StageGrader `g` (they may run beside each other; timing runs later, alone)."""
     futures = {}
 
-    def inputs(n):  # drawn here, in the planning thread: the generator is not shared across threads
-        return {"A0": g.rng.standard_normal((n, n)).astype(np.float32),
-                "B0": g.rng.standard_normal((n, n)).astype(np.float32)}
+    def inputs(shape):  # drawn here, in the planning thread: the generator is not shared across threads
+        M, K, N = shape
+        return {"A0": g.rng.standard_normal((M, K)).astype(np.float32),
+                "B0": g.rng.standard_normal((K, N)).astype(np.float32)}
     if "races" in g.points:
         futures["racecheck"] = pool.submit(
             _tool_run, g, "races", "compute-sanitizer",
-            lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--log-file", log), inputs(RACECHECK_N))
-    if "bank_conflicts" in g.points:
+            lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
+                         "--log-file", log), inputs(g.racecheck_shape))
+    if any(k in g.points for k in NCU_KEYS):
+        # every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count too
+        metrics = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
         futures["ncu"] = pool.submit(
-            _tool_run, g, "bank_conflicts", "ncu",
-            lambda log: ("--clock-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
-                         "-k", f"regex:{g.stage.kernel}", "--log-file", log), inputs(NCU_N))
+            _tool_run, g, "ncu", "ncu",
+            lambda log: ("--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--log-file", log),
+            inputs(ncu_shape(g.cfg)))
     return futures
 
 
@@ -92,13 +139,81 @@ def _tool_run(g, key, tool, args, inputs):
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
-    n = inputs["A0"].shape[0]
-    job, why = g.runner_job("run", [(n, n, n)], count=1)
+    shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+    job, why = g.runner_job("run", [shape], count=1)
     if why:
         return g.not_run(why), "", ""
-    with tempfile.TemporaryDirectory(prefix="tool-") as d:
+    with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)),
                        timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""
+
+
+class _one_at_a_time:
+    """One ncu run at a time on this machine, across a grade's stages and across grading processes: two ncu runs at
+    once left the later ones without counters (exit status 9 on an H100, BENCHMARKS.md 2026-11-25), and each runs in
+    a sandbox with a /tmp of its own, where ncu's own lock file cannot see the other. The wait is not the tool's time:
+    its limit starts when it does. Other tools run beside each other."""
+
+    def __init__(self, tool):
+        self.tool, self.fd = tool, None
+
+    def __enter__(self):
+        if self.tool == "ncu":
+            self.fd = os.open(os.path.join(tempfile.gettempdir(), "autograder-ncu.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the lock
+
+
+def racecheck_facts(result, text):
+    """The facts of compute-sanitizer racecheck's log: hazards, errors, warnings and a few hazard lines, or a
+    problem where it did not complete (the runner failed, or no summary)."""
+    m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text or "")
+    if child_problem(result) or not m:
+        return {"problem": child_problem(result) or (text or "")[-1500:] or "no report"}
+    hazards, errors, warnings = map(int, m.groups())
+    return {"hazards": hazards, "errors": errors, "warnings": warnings,
+            "lines": [ln.strip() for ln in text.splitlines() if "hazard" in ln.lower()][:4]}
+
+
+def ncu_facts(result, text):
+    """Each metric ncu reported (bank conflicts, global loads), summed over every kernel it profiled, with the
+    number of kernels; or a problem where it reported none."""
+    wanted = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
+    values, kernels = {m: 0.0 for m in wanted}, set()
+    for row in csv.reader(line for line in (text or "").splitlines() if any(m in line for m in wanted)):
+        metric = next((m for m in wanted if m in row), None)
+        if metric is None:
+            continue
+        kernels.add(row[0])
+        try:
+            values[metric] += float(row[-1].strip().replace(",", "") or 0)  # the value may carry thousands separators
+        except ValueError:
+            return {"problem": f"ncu reported {metric} as {row[-1][:40]!r}"}
+    if child_problem(result) or not kernels:
+        return {"problem": child_problem(result) or (text or "")[-1500:] or "no report"}
+    return {**values, "kernels": len(kernels)}
+
+
+def tool_verdict(g, key, futures, check):
+    """The verdict on `check` (races, bank_conflicts or data_reuse) of StageGrader `g` from its GPU tool's run."""
+    result, text, missing = futures[TOOL_OF[key]].result()
+    if missing:
+        return check.skip(missing)
+    fault = grader_fault(result)
+    if fault:  # the grader's own trouble (engine/report.GRADER_SIDE): counts neither way
+        return check.verdict(False, fault)
+    if key == "races":
+        return check.verdict(*races.judge_racecheck({**racecheck_facts(result, text), "shape": g.racecheck_shape}))
+    facts = {**ncu_facts(result, text), "shape": ncu_shape(g.cfg)}
+    if key == "bank_conflicts":
+        return check.verdict(*bank_conflicts.judge_ncu(facts))
+    structure = g.cfg["structure"]
+    passed, message = data_reuse.judge_ncu(facts, g.tile or structure["tiles"][0], structure["reuse_fraction"])
+    return check.verdict(passed, message + (f" ({g.tile_note})" if g.tile_note else ""))

@@ -1,0 +1,220 @@
+"""On a GPU the structure is judged at the size that is graded: data reuse and bank conflicts from one ncu run at the
+size the speed check times, racecheck at a size drawn per grade (M and N at least 256, not multiples of the tile).
+
+A kernel that tiles, pads or synchronises only at small sizes kept every structure point before: racecheck ran at
+N = 64, ncu at N = 256 and data reuse came from the simulator's small run. The judges are tested here on plain facts
+(CI); the known-bad kernels are graded whole on a GPU (skipped, saying why, without one)."""
+import copy
+
+import numpy as np
+import pytest
+
+from autograder import engine, stages
+from autograder.checks import bank_conflicts, data_reuse, races
+from autograder.checks.titles import title as tools_title
+from autograder.gpu import tools
+from checkkit import child_result
+from conftest import failed, mutate, passed
+
+N = 2048  # config [speed] n
+LOADS, ATOMS = data_reuse.LOAD_METRICS
+
+
+def ncu_log(rows):
+    """ncu's --csv log: one row per (kernel id, metric, value)."""
+    head = '"ID","Process ID","Process Name","Host Name","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    return head + "".join(f'"{k}","1","python3","h","kern","{m}","","{v:,}"\n' for k, m, v in rows)
+
+
+# -- the judges, on facts ------------------------------------------------------------------------------------------
+def test_data_reuse_from_the_load_count_at_the_timed_size():
+    tiled = {LOADS: 2 * N // 16 * N * N // 32, "shape": (N, N, N)}    # 2K / 16 loads per output, 32 a request
+    ok, msg = data_reuse.judge_ncu(tiled, 16)
+    assert ok and "256 global loads" in msg and "2048 x 2048 x 2048" in msg, msg
+    naive = {LOADS: 2 * N * N * N // 32, "shape": (N, N, N)}           # 2K per output
+    ok, msg = data_reuse.judge_ncu(naive, 16)
+    assert not ok and "4096 global loads" in msg and "global memory instead of the shared tiles" in msg, msg
+    assert "at least 8 is needed" in msg and "the size the speed check times" in msg, msg
+
+
+def test_data_reuse_counts_atomics_too():
+    """A kernel that reads A and B through atomics (cuda.atomic.add(A, i, 0) returns A[i]) is not credited with the
+    loads it hid."""
+    hidden = {LOADS: 2 * N // 16 * N * N // 32, ATOMS: 2 * N * N * N // 32, "shape": (N, N, N)}
+    assert not data_reuse.judge_ncu(hidden, 16)[0]
+
+
+def test_data_reuse_has_no_upper_bound_on_a_gpu():
+    """2 x 2 outputs per thread, or a tile of 32 where TILE is 16, reuse more than TILE: not 'loads were skipped'
+    (a product that skips loads is wrong at this size, and the speed check verifies it)."""
+    assert data_reuse.judge_ncu({LOADS: 2 * N // 64 * N * N // 32, "shape": (N, N, N)}, 16)[0]
+
+
+def test_data_reuse_without_loads_or_report_fails():
+    assert "no global load" in data_reuse.judge_ncu({LOADS: 0, "shape": (N, N, N)}, 16)[1]
+    ok, msg = data_reuse.judge_ncu({"problem": "the runner crashed", "shape": (N, N, N)}, 16)
+    assert not ok and "ncu did not report" in msg and "the runner crashed" in msg
+
+
+def test_bank_conflicts_at_the_timed_size():
+    conflicts, wavefronts = bank_conflicts.NCU_METRICS
+    ok, msg = bank_conflicts.judge_ncu({conflicts: 0, wavefronts: 4456448, "shape": (N, N, N)})
+    assert ok and "2048 x 2048 x 2048" in msg
+    ok, msg = bank_conflicts.judge_ncu({conflicts: 3670016, wavefronts: 4456448, "shape": (N, N, N)})
+    assert not ok and "3,670,016 bank conflicts" in msg and "TILE_PAD" in msg and "at every size" in msg
+
+
+def test_racecheck_verdict_names_the_drawn_size():
+    ok, msg = races.judge_racecheck({"hazards": 0, "errors": 0, "warnings": 0, "shape": (300, 70, 290)})
+    assert ok and "300 x 70 x 290" in msg
+    ok, msg = races.judge_racecheck({"hazards": 9, "errors": 9, "warnings": 0, "lines": ["WAR hazard"],
+                                     "shape": (300, 70, 290)})
+    assert not ok and "9 hazards" in msg and "only some sizes" in msg and "WAR hazard" in msg
+    assert "did not complete" in races.judge_racecheck({"problem": "killed", "shape": (300, 70, 290)})[1]
+
+
+def test_tool_logs_read_into_facts():
+    """Every kernel ncu profiled counts (a helper kernel's loads too); a log without rows or summary is a problem."""
+    log = ncu_log([(0, LOADS, 100), (0, bank_conflicts.NCU_METRICS[0], 5), (1, LOADS, 50), (1, ATOMS, 7)])
+    facts = tools.ncu_facts(child_result({}), log)
+    assert facts[LOADS] == 150 and facts[ATOMS] == 7 and facts[bank_conflicts.NCU_METRICS[0]] == 5
+    assert facts["kernels"] == 2
+    assert "problem" in tools.ncu_facts(child_result({}), "==PROF== no kernels were profiled")
+    assert "problem" in tools.ncu_facts(child_result({}, problem="exit code 1"), log)
+    racy = ("========= Error: Potential WAR hazard detected at __shared__ 0x0 in block (0,0,0) :\n"
+            "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n")
+    facts = tools.racecheck_facts(child_result({}), racy)
+    assert (facts["hazards"], facts["errors"], facts["warnings"]) == (2, 2, 0) and "WAR hazard" in facts["lines"][0]
+    assert "problem" in tools.racecheck_facts(child_result({}), "the program crashed")
+
+
+@pytest.mark.parametrize("name, tile", [("tiled", 16), ("tiled", 32), ("tiled_general", 16),
+                                        ("tiled_transposed", 32)])
+def test_racecheck_size_is_drawn_per_grade(name, tile):
+    """M and N at least 256; not multiples of the tile where the stage takes any size (stage 2 takes only square
+    multiples of it); K crosses 2 to 4 tiles, the last one partial; different grades draw different sizes."""
+    stage = stages.find(name)
+    drawn = {tools.racecheck_shape(stage, tile, np.random.default_rng(seed)) for seed in range(20)}
+    assert len(drawn) > 1, drawn
+    for M, K, N in drawn:
+        assert M >= 256 and N >= 256
+        if stage.square_tiles_only:
+            assert M == K == N and N % tile == 0
+        else:
+            assert M % tile and N % tile and tile < K < 4 * tile and K % tile
+
+
+def test_the_gpu_tier_builds_plans_at_the_sizes_its_tools_run(cfg, tmp_path):
+    """The build child records the plan of racecheck's drawn size and of the timed size, where ncu runs; the
+    simulator's instrumented run is not part of the GPU tier any more."""
+    import types
+    from tools.mutants import solution_text
+    src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
+    g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(5), str(tmp_path))
+    shapes = [tuple(s) for s in g.build_shapes()]
+    assert g.racecheck_shape in shapes and (N, N, N) in shapes and min(g.racecheck_shape[::2]) >= 256
+    assert g.instrument_keys() == [] and g.tool_count() == 2
+    rows = g.tier_rows(lambda key: g.check(key, tools_title(g, key)))
+    assert [c.key for c in rows] == ["races", "data_reuse", "speed"] and "ncu, N=2048" in rows[1].name
+
+
+# -- the known-bad kernels, graded whole on a GPU ------------------------------------------------------------------
+TILED_LOOP = "    acc = float32(0.0)\n    for t in range((K + TILE - 1) // TILE):\n"
+TILED_ONLY_UP_TO_64 = ("    acc = float32(0.0)\n    if M > 64 or N > 64:  # naive above 64 x 64\n"
+                       "        if row < M and col < N:\n            for k in range(K):\n"
+                       "                acc += A[row, k] * B[k, col]\n            C[row, col] = acc\n        return\n"
+                       "    for t in range((K + TILE - 1) // TILE):\n")
+SECOND_BARRIER = "            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncthreads()\n"
+# The second barrier while N <= 64, and at the sizes the correctness and speed checks use (512, 2048), where the race
+# could corrupt C and be caught by correctness alone: racecheck must find the race at a size of its own.
+SECOND_BARRIER_SMALL = ("            acc += sA[ty, k] * sB[k, tx]\n"
+                        "        if C.shape[0] <= 64 or C.shape[0] % 512 == 0:\n            cuda.syncthreads()\n")
+UNPADDED_ABOVE_256 = (
+    ("    sBT = cuda.shared.array((TILE, TILE_PAD), float32)\n",
+     "    sBT = cuda.shared.array((TILE, TILE_PAD), float32)\n    sBU = cuda.shared.array((TILE, TILE), float32)\n"),
+    ("        sBT[tx, ty] = B[kb, col] if kb < K and col < N else float32(0.0)\n        cuda.syncthreads()\n"
+     "        for k in range(TILE):\n            acc += sA[ty, k] * sBT[tx, k]\n",
+     "        if N > 256:  # the unpadded tile above 256\n"
+     "            sBU[tx, ty] = B[kb, col] if kb < K and col < N else float32(0.0)\n"
+     "        else:\n            sBT[tx, ty] = B[kb, col] if kb < K and col < N else float32(0.0)\n"
+     "        cuda.syncthreads()\n        if N > 256:\n            for k in range(TILE):\n"
+     "                acc += sA[ty, k] * sBU[tx, k]\n        else:\n            for k in range(TILE):\n"
+     "                acc += sA[ty, k] * sBT[tx, k]\n"))
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")
+@pytest.mark.parametrize("tile", [16, 32])
+def test_stage3_tiled_only_up_to_64_loses_data_reuse(grade_text, tile):
+    text = mutate("tiled_general", (TILED_LOOP, TILED_ONLY_UP_TO_64), ("TILE = 16", f"TILE = {tile}"))
+    r = grade_text("tiled_general", text, device="gpu")
+    passed(r, "correct")
+    passed(r, "races")  # racecheck at 256 or more runs the naive branch: no shared memory touched
+    out = failed(r, "data_reuse")
+    assert "4096 global loads" in out and "2048 x 2048 x 2048" in out, out
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")
+def test_stage2_second_barrier_only_at_small_sizes_loses_races(grade_text):
+    r = grade_text("tiled", mutate("tiled", (SECOND_BARRIER, SECOND_BARRIER_SMALL)), device="gpu")
+    passed(r, "correct")
+    passed(r, "data_reuse")
+    out = failed(r, "races")
+    assert "racecheck found" in out and "a size drawn for this grade" in out, out
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")
+def test_stage4_unpadded_above_256_loses_bank_conflicts(grade_text):
+    r = grade_text("tiled_transposed", mutate("tiled_transposed", *UNPADDED_ABOVE_256), device="gpu")
+    passed(r, "correct")
+    passed(r, "data_reuse")
+    out = failed(r, "bank_conflicts")
+    assert "bank conflicts" in out and "2048 x 2048 x 2048" in out, out
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")
+def test_honest_solutions_keep_every_structure_point(cfg):
+    """The five solutions, with the seconds each GPU tool took (BENCHMARKS.md)."""
+    import os
+    from conftest import ROOT
+    c = copy.deepcopy(cfg)
+    r = engine.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=3, cfg=c)
+    bad = [f"{ch.stage}: {ch.key}: {ch.output}" for ch in r.checks if ch.status != "passed"]
+    assert not bad and r.score == r.max_score, "\n".join(bad)
+    for ch in r.checks:
+        if ch.key in ("races", "bank_conflicts", "data_reuse"):
+            print(f"  {ch.stage:16s} {ch.key:14s} {ch.output.splitlines()[0]}")
+    for child in r.children:
+        if child["task"] == "gpu tool":
+            print(f"  {child['stage']:16s} {child['what']}: {child['wall_s']:.1f} s")
+
+
+def test_ncu_runs_one_at_a_time(tmp_path, monkeypatch):
+    """Two ncu runs at once left the later ones without counters: a second one waits for the first to end (a lock
+    that threads of one grade and other grading processes share); racecheck runs are not held back."""
+    import threading
+    import time
+    monkeypatch.setattr(tools.tempfile, "gettempdir", lambda: str(tmp_path))
+    inside, overlap = [], []
+
+    def run(tool):
+        with tools._one_at_a_time(tool):
+            if inside:
+                overlap.append(tool)
+            inside.append(tool)
+            time.sleep(0.3)
+            inside.remove(tool)
+    threads = [threading.Thread(target=run, args=("ncu",)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlap == []
+    threads = [threading.Thread(target=run, args=("compute-sanitizer",)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlap == ["compute-sanitizer"]
