@@ -55,6 +55,19 @@ class Stage:
         M, N = (int(v) for v in rng.integers(side // 2 + 1, side, size=2))
         return (M, int(rng.integers(tile + 1, 2 * tile)), N)
 
+    def sampled_shape(self, tile, rng, n):
+        """(M, K, N) of the simulator's sampled run, drawn from `rng`: the grid of the timed size `n` (M and N within
+        four tiles of it, never multiples of the tile), of which the simulator runs a few blocks the grader draws
+        (the kernel sees the whole grid and cannot tell which). K crosses two or three tiles and a partial one: a
+        block's cost in the simulator grows with K (1.5 s at K = 256 in the bare simulator). A stage of square
+        multiples of the tile (stage 2) gets N = 6 to 12 tiles, its K with it."""
+        if self.square_tiles_only:
+            side = tile * int(rng.integers(6, 13))
+            return (side, side, side)
+        M, N = (int(v) for v in rng.integers(n - 4 * tile, n + 4 * tile, size=2))
+        M, N = (v + 1 if v % tile == 0 else v for v in (M, N))
+        return (M, tile * int(rng.integers(2, 4)) + int(rng.integers(1, tile)), N)
+
     def gpu_shape_groups(self, tile):
         """Named groups of (M, K, N) shapes checked on the GPU."""
         if self.square_tiles_only:

@@ -166,6 +166,36 @@ def past_end_message(count):
             "Guard the store with `if row < M and col < N`.")
 
 
+def sampled_product(C, A, B, tol, past_end=0, facts=None):
+    """'' when every element of C that the sampled run's blocks wrote (the others keep the NaN poison) is right and
+    some were written, else why none of its counters can be credited, naming the first wrong element."""
+    import numpy as np
+    if ((facts or {}).get("races") or {}).get("count"):
+        return ""  # the race check fails for it; the counters still describe the kernel
+    M, K = A.shape
+    N = B.shape[1]
+    head = ("not credited: the sampled simulator run at the graded size (a few blocks of its grid) ")
+    if C is None or C.shape != (M, N):
+        return head + "gave no output"
+    written = ~np.isnan(C)
+    if past_end:
+        return head + "wrote past the end of C" + past_end_message(past_end)
+    if not written.any():
+        return head + ("wrote no element of C: the blocks it ran computed nothing. A kernel must compute the "
+                       "elements of its block at every size (look for a branch on M, N, K or the grid)")
+    rows, cols = np.nonzero(written)
+    want = A[rows].astype(np.float64) @ B.astype(np.float64)
+    want = want[np.arange(len(rows)), cols]
+    got = C[rows, cols].astype(np.float64)
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+    if err <= tol:
+        return ""
+    i = int(np.argmax(np.abs(got - want)))
+    return head + (f"computed wrong elements: relative error {err:.2e} over the {len(rows)} it wrote (limit {tol:g}); "
+                   f"C[{rows[i]}, {cols[i]}]: expected {want[i]:.6g}, got {got[i]:.6g}. A kernel right on the "
+                   "small shapes and wrong at this size treats sizes differently (a branch on M, N, K or the grid)")
+
+
 def instrumented_product(C, A, B, tol, tile=None, past_end=0, facts=None):
     """'' when the C of the simulator's instrumented run (races, bank conflicts, data reuse) is the product of A and B,
     else why none of its counters can be credited, with where C is wrong. A wrong C that a race the run found explains

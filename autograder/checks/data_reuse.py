@@ -38,7 +38,9 @@ def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
     if not g.get("A", 0) + g.get("B", 0):
         return False, ("no element of A or B was read inside the kernel: a kernel that reads neither cannot have "
                        "computed the product, so there is no reuse to credit")
-    if isinstance(M, int) and isinstance(N, int) and M > 0 and N > 0:
+    if facts.get("sampled"):  # blocks away from the last row and column of the grid: whole tiles
+        ideal = ideal_A = ideal_B = float(tile)
+    elif isinstance(M, int) and isinstance(N, int) and M > 0 and N > 0:
         ideal, ideal_A, ideal_B = tiled_reuse(M, N, tile)
     else:
         ideal = ideal_A = ideal_B = float(tile)
@@ -46,6 +48,8 @@ def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
     need = ideal * reuse_fraction
     reuse = g["reuse"]
     edges = " (partial tiles at the edges load fewer elements)" if (M or 0) % tile or (N or 0) % tile else ""
+    if facts.get("sampled"):
+        edges = f", in {len(facts['sampled']['blocks'])} blocks of whole tiles"
     head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory (the naive "
             f"kernel loads 2K = {naive}, a kernel tiled by {tile} loads {naive / ideal:.4g} at M x K x N = {M} x {K} x "
             f"{N}{edges}): every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")

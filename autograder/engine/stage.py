@@ -104,8 +104,12 @@ class StageGrader:
         # the instrumented run's shape, drawn now from the grade's secret generator (the compile check records the
         # launcher there too)
         self._instrument_shape = None
+        self.sampled_shape = self.sample = None
         if rng is not None and self.instrument_keys():
             self.instrument_shape()
+            # the sampled run: the timed size's grid, of which a few blocks run (run_sampled), drawn now
+            self.sampled_shape = self.stage.sampled_shape(self.tile or 16, rng, cfg["speed"]["n"])
+            self.sample = rng.random(4)
         self.module_path = os.path.join(workdir, self.stage.filename)
         with open(self.module_path, "w", encoding="utf-8") as f:
             f.write(src.source)
@@ -264,6 +268,7 @@ class StageGrader:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
         if self.instrument_keys():
             futures["instruments"] = pool.submit(self.run_instruments, self.draw([self.instrument_shape()]))
+            futures["sampled"] = pool.submit(self.run_sampled, self.draw([self.sampled_shape]))
         self.start_tier_checks(futures, waiting)
         return futures
 
@@ -332,6 +337,27 @@ class StageGrader:
         if why:
             return self.not_run(why)
         return self.run(job, inputs, (), self.sim_timeout([shape]), "the instrumented simulator run", True)
+
+    def run_sampled(self, inputs):
+        """The instrumented simulator run at the timed size's grid (sampled_shape) that runs two blocks drawn from the
+        grade's secret generator, away from the last row and column of blocks (whole tiles): blocks are independent,
+        so the loads per output, the races and the bank conflicts of a block are exact on a sample, and structure is
+        judged at the size that is graded. The kernel sees the whole grid and cannot tell which blocks run."""
+        self.sampled_inputs = inputs
+        shape = self.sampled_shape
+        job, why = self.sim_job([shape], count=1, instrument=True)
+        if why:
+            return self.not_run(why)
+        launches = self.built["plans"][tuple(shape)]["launches"]
+        grid = next(item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
+                    == self.stage.kernel)
+        u = iter(self.sample)
+        job["blocks"] = [list(b) for b in dict.fromkeys(
+            (int(next(u) * max(1, grid[0] - 1)), int(next(u) * max(1, grid[1] - 1)), 0) for _ in range(2))]
+        lim, t = self.cfg["limits"], self.tile or 16
+        steps = len(job["blocks"]) * len(launches) * (1 + math.ceil(shape[1] / t)) * max(1.0, (t / 16) ** 2)
+        timeout = min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
+        return self.run(job, inputs, (), timeout, "the sampled simulator run at the graded size", True)
 
     def sim_job(self, shapes, **extra):
         """(job, "") of a simulator child that runs the build's checked plans of `shapes` with the module's kernels
@@ -453,7 +479,11 @@ class StageGrader:
             future, inputs = futures[key]
             checks.append(correct.judge(self, key.split(":", 1)[1], future.result(), inputs, len(groups)))
         if "instruments" in futures:
-            checks.extend(self.judge_instruments(futures["instruments"].result()))
+            small = self.judge_instruments(futures["instruments"].result())
+            if "sampled" in futures:
+                graded = self.judge_instruments(futures["sampled"].result(), self.sampled_inputs, sampled=True)
+                small = [both(a, b, self.sampled_shape) for a, b in zip(small, graded)]
+            checks.extend(small)
         checks.extend(self.tier_checks(futures))
         return [compile_check, self.shortcut] + checks
 
@@ -483,9 +513,10 @@ class StageGrader:
         checks += [failed(key) for key in self.instrument_keys()]
         return checks + self.tier_rows(failed)
 
-    def judge_instruments(self, result, inputs=None):
+    def judge_instruments(self, result, inputs=None, sampled=False):
         """The instrument checks from the instrumented run's `result`; its C is checked against `inputs` (default: those
-        of run_instruments), and a wrong product voids every counter."""
+        of run_instruments), and a wrong product voids every counter. `sampled`: the run of a few blocks of the timed
+        size's grid (run_sampled), whose written elements alone are checked."""
         problem = child_problem(result)
         if grader_fault(result):  # the grader's own trouble: each instrument check counts neither way
             return [self.check(key, title(self, key)).verdict(False, problem) for key in self.instrument_keys()]
@@ -494,7 +525,10 @@ class StageGrader:
             problem = explain_error(shape_facts["error"])
         inputs = inputs or getattr(self, "instrument_inputs", None)
         wrong = ""
-        if not problem and "instruments" in shape_facts and inputs:  # counters of a wrong product count for nothing
+        if not problem and "instruments" in shape_facts and inputs and sampled:
+            wrong = correct.sampled_product(result.arrays.get("C0"), inputs["A0"], inputs["B0"], self.tol,
+                                            shape_facts.get("writes_past_end", 0), shape_facts["instruments"])
+        elif not problem and "instruments" in shape_facts and inputs:  # a wrong product's counters count for nothing
             wrong = correct.instrumented_product(result.arrays.get("C0"), inputs["A0"], inputs["B0"], self.tol,
                                                  self.tile, shape_facts.get("writes_past_end", 0),
                                                  shape_facts["instruments"])
@@ -520,6 +554,20 @@ class StageGrader:
         return checks
 
 
+def both(small, graded, shape):
+    """One instrument check from the drawn small run (`small`: partial tiles at every edge) and the sampled run at the
+    graded size (`graded`, at `shape`): it passes only where both do; a failure or a skip of either is its verdict."""
+    if small.status != "passed":
+        return small
+    if graded.status == "passed":
+        small.output += "\nAt the graded size too: " + graded.output
+        return small
+    if graded.status == "failed":
+        graded.output = (f"at M x K x N = {' x '.join(map(str, shape))} (the timed size's grid), in blocks the grader "
+                         "drew: " + graded.output)
+    return graded
+
+
 class SimStageGrader(StageGrader):
     """The simulator tier: every child imports the module (the grammar is this tier's defence); kernels run in
     Numba's simulator, a PTX compile stands for the GPU compiler, and speed is a visible skip."""
@@ -539,7 +587,7 @@ class SimStageGrader(StageGrader):
         """Every (M, K, N) a simulator child of this stage runs."""
         shapes = [s for group in self.shape_groups().values() for s in group]
         if self.instrument_keys():
-            shapes.append(self.instrument_shape())
+            shapes += [self.instrument_shape()] + ([self.sampled_shape] if self.sampled_shape else [])
         return [list(s) for s in dict.fromkeys(tuple(int(v) for v in s) for s in shapes)]
 
     def correctness_job(self, shapes):

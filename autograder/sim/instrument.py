@@ -85,7 +85,12 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         self._si_bar.append(len(self._si_log) >> 1)
         return orig_sync(self)
 
+    sample = [tuple(int(v) for v in b) for b in job.get("blocks") or ()]
+
     def block_run(self, grid_point, *args):
+        if sample and tuple(int(v) for v in grid_point) not in {
+                tuple(b % g for b, g in zip(point, self._grid_dim)) for point in sample}:
+            return None  # a sampled run: the blocks the grader drew run, the others are skipped
         rec.threads = []
         nthreads = int(np.prod(self._block_dim))
         rec.thread_cap = 2 * max(1, BLOCK_ACCESS_CAP // max(1, nthreads))   # two log items per access
@@ -129,5 +134,9 @@ def run_instrumented(launches, A, B, C, job) -> dict:
             configured(*args)
     M, K = (int(v) for v in A.shape)
     N = int(B.shape[1])
-    return rec.facts(M, K, N, run_launches, time.perf_counter() - started)
+    facts = rec.facts(M, K, N, run_launches, time.perf_counter() - started,
+                      int(np.count_nonzero(~np.isnan(C.copy_to_host()))) if sample else None)
+    if sample:
+        facts["sampled"] = {"blocks": [list(b) for b in sample], "outputs": facts["global_loads"]["outputs"]}
+    return facts
 

@@ -146,13 +146,14 @@ class _Recorder(BlockAnalysis):
         return vid
 
     # -- facts ------------------------------------------------------------
-    def facts(self, M, K, N, launches, seconds):
+    def facts(self, M, K, N, launches, seconds, outputs=None):
+        """The run's facts; `outputs`: the elements of C the run wrote, where it ran a sample of the blocks."""
         bank = []
         for (b, line, w), (n, total, mx, extra) in sorted(self.bank.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
             bank.append({"array": self.bases[b]["label"], "line": line, "source": self.source(line),
                          "access": "store" if w else "load", "warp_accesses": n, "max_degree": mx,
                          "mean_degree": round(total / n, 3), "extra_wavefronts": extra})
-        outputs = M * N
+        outputs = M * N if outputs is None else outputs
         per = {}
         if self.gloads:
             keys = list(self.gloads)
