@@ -215,7 +215,7 @@ class ClassGrader(ClassRecords):
                             "next run: tell the instructor")
             key = RETRY + key  # never equal to a submission's key: the next run grades it again
         if not key.startswith(RETRY):  # a stage the submission lacks counts 0 (not when the grader itself failed)
-            add_missing_stages(report, self.cfg, student, self.assignment)
+            add_missing_stages(report, self.cfg, student, self.assignment, note=not problems)
         out = results.to_gradescope(report)
         timestamp, stamp_note = read_timestamp(folder)
         misplaced = os.path.isdir(folder) and misplaced_files(os.path.dirname(folder), self.assignment)

@@ -192,11 +192,12 @@ def no_folder_note(student, assignment, files):
             f"(move them into submitted/{student}/{assignment}/): every stage counts 0")
 
 
-def add_missing_stages(report, cfg, student, assignment):
+def add_missing_stages(report, cfg, student, assignment, note=True):
     """Count every stage the submission holds no file for as 0 of its points, in the rows of a graded stage (each
     check failed, saying which notebook is missing; speed a visible skip in the simulator), with one note naming the
-    missing notebooks. Without this a student who left out s5_fast.ipynb would read 47 of 47 (the engine grades the
-    stages it finds) and upload as 100 %. Returns the missing stages."""
+    missing notebooks (not where `note` is false: a problem of the whole submission says it). Without this a student
+    who left out s5_fast.ipynb would read 47 of 47 (the engine grades the stages it finds) and upload as 100 %.
+    Returns the missing stages."""
     import tempfile
     from autograder.config import stage_max
     from autograder.engine import StageGrader
@@ -218,6 +219,8 @@ def add_missing_stages(report, cfg, student, assignment):
     report.stages.sort(key=[s.name for s in STAGES].index)
     order = {s.name: i for i, s in enumerate(STAGES)}
     report.checks.sort(key=lambda c: order.get(c.stage, len(order)))  # stable: each stage's rows keep their order
+    if not note:
+        return missing
     points = sum(stage_max(cfg)[s.name] for s in missing)
     names = ", ".join(f"{s.module}.ipynb" for s in missing)
     report.notes.append(f"not submitted: {names} (no file in {where} defines "
