@@ -195,11 +195,11 @@ def overridden(results):
     parts = [f"<p><b>Your grade is {total:g} points:</b> your instructor set "
              f"{'a score' if len(overrides) == 1 else 'scores'} by hand, which count instead of make grade's:</p><ul>"]
     for stage, o in overrides.items():
-        line = f"stage {e(stage)}: {o['manual']:g} points set by hand (make grade's score: {o['auto']:g})"
+        line = f"stage {stage}: {o['manual']:g} points set by hand (make grade's score: {o['auto']:g})"
         if o.get("regraded"):
             line += (f"; your submission was graded again since (make grade's score {o['regraded'][0]:g}, now "
                      f"{o['regraded'][1]:g}) and the score set by hand still stands")
-        parts.append(f"<li>{line}</li>")
+        parts.append(f"<li>{e(line)}</li>")
     return parts + ["</ul>"]
 
 
