@@ -434,6 +434,8 @@ class ClassGrader(ClassRecords):
         feedback.histogram_png(png, [r["score"] for r in rows], max_score)
         if any(r["provisional"] for r in rows):
             self.say("Provisional: speed and GPU-tool checks need a GPU and counted neither way.")
+        self.say(f"For the LMS: {os.path.join(self.course, 'lms_upload.csv')} (student_id, percent of the grade of "
+                 "record, tier, provisional; README: What to upload).")
         rel = os.path.relpath(self.course)
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
                  f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook "
