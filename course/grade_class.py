@@ -17,7 +17,7 @@ notebook kernel is trusted), then, per student and in this order:
    re-run skips every student whose key is unchanged, unless ``--force``; an
    interrupted run keeps every student finished before it.
 
-After each student it rewrites ``COURSE/grades.csv``; at the end it prints the
+After each student it rewrites ``COURSE/grades.csv`` and ``COURSE/lms_upload.csv``; at the end it prints the
 class summary table, the median time per submission (the engine's breakdown:
 children, compile, start-up, checks) and a histogram (also ``COURSE/grades-histogram.png``).
 

@@ -5,7 +5,8 @@ For each graded student, in this order: the gradebook (committed), formgrader's 
 grading key (the submission's content hash, the grading config, the device tier and the grader's version). Workers
 and Slurm tasks stage results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a
 lock) stores them.
-The class table's rows and grades.csv are read back from the results.json files.
+The class table's rows, grades.csv and lms_upload.csv are read back from the results.json files, with the scores a TA
+set by hand in formgrader (synced from the gradebook on each run) counted as the gradebook counts them.
 """
 import contextlib
 import csv
