@@ -202,7 +202,7 @@ class ClassGrader(ClassRecords):
         problems = []
         started = time.perf_counter()
         try:
-            if not os.path.isdir(folder):  # the notebooks sit elsewhere in submitted/<student>/: a row of 0 that says so
+            if not os.path.isdir(folder):  # notebooks elsewhere in submitted/<student>/: a row of 0 that says so
                 raise SubmissionError(no_folder_note(student, self.assignment, misplaced_files(
                     os.path.dirname(folder), self.assignment)))
             report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.grade_cfg, progress=progress)

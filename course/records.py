@@ -385,7 +385,7 @@ class ClassRecords:
             with gb_mod.open_gradebook(self.coursedir) as gb:
                 gb_mod.sync_assignment(gb, self.cfg, self.assignment)
                 yield gb
-                self.overrides = self.sync_overrides(gb)  # a TA's scores set since the last run, too
+                self.sync_overrides(gb)  # a TA's scores set in formgrader since the last run, too
 
     def rows(self):
         rows = []

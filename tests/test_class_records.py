@@ -257,8 +257,9 @@ def test_a_tas_score_set_by_hand_is_reported_shown_and_outlives_a_regrade_with_b
                                                                                           tmp_path):
     """A TA gives ben 5 points for stage 1 in formgrader (make grade gave 0). The next `make grade` grades nobody,
     but reports the override; the table, grades.csv, the LMS upload and the feedback page count 5 and show make
-    grade's 0 beside it, as the gradebook and export do. ben then solves stage 1: the re-grade keeps the TA's 5 (nbgrader's
-    rule) and says make grade's score went from 0 to 8 under it; clearing it in formgrader brings make grade's back."""
+    grade's 0 beside it, as the gradebook and export do. ben then solves stage 1: the re-grade keeps the TA's 5
+    (nbgrader's rule) and says make grade's score went from 0 to 8 under it; clearing it in formgrader brings make
+    grade's back."""
     course = str(tmp_path / "course")
     shutil.copytree(graded_release_class[0], course)
     _set_by_hand(course, "ben", "s1_naive", 5.0)
@@ -292,5 +293,6 @@ def test_a_tas_score_set_by_hand_is_reported_shown_and_outlives_a_regrade_with_b
     assert grade_class.ClassGrader(course, device="sim", out=out).run() == 0
     assert "set by hand" not in out.getvalue()
     grades = _csv(os.path.join(course, "grades.csv"))
-    assert (grades["ben"]["score"], grades["ben"]["auto_score"]) == ("8", "8") and "override" not in grades["ben"]["note"]
+    assert (grades["ben"]["score"], grades["ben"]["auto_score"]) == ("8", "8")
+    assert "override" not in grades["ben"]["note"]
     assert gradebook_scores(course)["ben"] == 8.0
