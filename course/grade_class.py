@@ -462,9 +462,9 @@ class ClassGrader(ClassRecords):
         for student, stage, o in found:
             line = f"  {student}: {stage} {o['manual']:g} by hand; make grade's score {o['auto']:g}"
             if o.get("regraded"):
-                line += (f". The submission changed and was re-graded: make grade's score went from "
-                         f"{o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} still "
-                         "stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
+                line += (". It was graded again (a changed submission, config or grader): make grade's score went "
+                         f"from {o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} "
+                         "still stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
             self.say(line)
 
     def collect(self, students=None):
