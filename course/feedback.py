@@ -150,6 +150,7 @@ def page(student, assignment, results):
              f"<h1>{e(assignment)}: feedback for {e(student)}</h1>",
              f"<p><b>{results['score']:g} points</b> of {results['max_score']:g} graded in this run "
              f"({course['gradebook_total']:g} in the full GPU tier). {e(results['output'])}</p>"]
+    parts += overridden(results)
     for note in results["extra_data"].get("notes", []):
         parts.append(f"<p><b>Note:</b> {e(note)}</p>")
     for problem in course.get("problems", []):
@@ -183,6 +184,25 @@ def page(student, assignment, results):
     return "\n".join(parts)
 
 
+def overridden(results):
+    """The page's paragraphs on the scores a TA set by hand in formgrader (they stand over make grade's, as in the
+    gradebook): both numbers per stage, and the total that counts."""
+    overrides = results["extra_data"]["course"].get("overrides") or {}
+    if not overrides:
+        return []
+    e = html.escape
+    total = results["score"] + sum(o["manual"] - o["auto"] for o in overrides.values())
+    parts = [f"<p><b>Your grade is {total:g} points:</b> your instructor set "
+             f"{'a score' if len(overrides) == 1 else 'scores'} by hand, which count instead of make grade's:</p><ul>"]
+    for stage, o in overrides.items():
+        line = f"stage {stage}: {o['manual']:g} points set by hand (make grade's score: {o['auto']:g})"
+        if o.get("regraded"):
+            line += (f"; your submission was graded again since (make grade's score {o['regraded'][0]:g}, now "
+                     f"{o['regraded'][1]:g}) and the score set by hand still stands")
+        parts.append(f"<li>{e(line)}</li>")
+    return parts + ["</ul>"]
+
+
 def needs_a_look(results, width=72):
     """One short note of what in a student's results an instructor should look at (empty when nothing): a stage the
     kernel-module grammar zeroed (and for what), a time limit, a syntax error, the course's problems (a missing
@@ -201,7 +221,7 @@ def needs_a_look(results, width=72):
         elif key == "compiles" and out.startswith("syntax error"):
             items.append(f"{stage}: syntax error")
     note = "; ".join(dict.fromkeys(items))
-    return note if len(note) <= width else note[: width - 3] + "..."
+    return note if width is None or len(note) <= width else note[: width - 3] + "..."
 
 
 def summary_table(rows):

@@ -17,7 +17,7 @@ notebook kernel is trusted), then, per student and in this order:
    re-run skips every student whose key is unchanged, unless ``--force``; an
    interrupted run keeps every student finished before it.
 
-After each student it rewrites ``COURSE/grades.csv``; at the end it prints the
+After each student it rewrites ``COURSE/grades.csv`` and ``COURSE/lms_upload.csv``; at the end it prints the
 class summary table, the median time per submission (the engine's breakdown:
 children, compile, start-up, checks) and a histogram (also ``COURSE/grades-histogram.png``).
 
@@ -57,9 +57,9 @@ from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
-from .records import (GRADER_FAILED, RETRY, ClassRecords, grader_version, layout_notes,  # noqa: F401
-                      misplaced_files, misplaced_note, read_results, read_timestamp, staging_dir, submission_hash,
-                      submissions)
+from .records import (GRADER_FAILED, RETRY, ClassRecords, add_missing_stages, grader_version,  # noqa: F401
+                      layout_notes, misplaced_files, misplaced_note, no_folder_note, read_results, read_timestamp,
+                      staging_dir, submission_hash, submissions)
 from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
 
 
@@ -202,6 +202,9 @@ class ClassGrader(ClassRecords):
         problems = []
         started = time.perf_counter()
         try:
+            if not os.path.isdir(folder):  # notebooks elsewhere in submitted/<student>/: a row of 0 that says so
+                raise SubmissionError(no_folder_note(student, self.assignment, misplaced_files(
+                    os.path.dirname(folder), self.assignment)))
             report = engine.grade(folder, device=self.device, seed=self.seed, cfg=self.grade_cfg, progress=progress)
         except SubmissionError as exc:
             report = engine.Report(folder, self.device, self.seed or 0)
@@ -211,9 +214,11 @@ class ClassGrader(ClassRecords):
             problems.append(f"{GRADER_FAILED} ({type(exc).__name__}: {str(exc)[:300]}); it is graded again on the "
                             "next run: tell the instructor")
             key = RETRY + key  # never equal to a submission's key: the next run grades it again
+        if not key.startswith(RETRY):  # a stage the submission lacks counts 0 (not when the grader itself failed)
+            add_missing_stages(report, self.cfg, student, self.assignment, note=not problems)
         out = results.to_gradescope(report)
         timestamp, stamp_note = read_timestamp(folder)
-        misplaced = misplaced_files(os.path.dirname(folder), self.assignment)
+        misplaced = os.path.isdir(folder) and misplaced_files(os.path.dirname(folder), self.assignment)
         out["extra_data"]["notes"] += [n for n in (stamp_note, misplaced and misplaced_note(
             student, self.assignment, misplaced)) if n]
         stage_scores = {}
@@ -411,7 +416,9 @@ class ClassGrader(ClassRecords):
             self.say("no graded submissions yet")
             return
         max_score = max(r["max_score"] for r in rows)
-        self.say("\n" + feedback.summary_table(rows))
+        short = lambda note: note if len(note) <= 72 else note[:69] + "..."  # noqa: E731 (grades.csv has it whole)
+        self.say("\n" + feedback.summary_table([dict(r, note=short(r["note"])) for r in rows]))
+        self.say_overrides()
         provisional = sum(1 for r in rows if r["provisional"])
         if provisional:
             self.say(f"{provisional} of {len(rows)} graded in the simulator tier: provisional (speed not timed; "
@@ -427,6 +434,8 @@ class ClassGrader(ClassRecords):
         feedback.histogram_png(png, [r["score"] for r in rows], max_score)
         if any(r["provisional"] for r in rows):
             self.say("Provisional: speed and GPU-tool checks need a GPU and counted neither way.")
+        self.say(f"For the LMS: {os.path.join(self.course, 'lms_upload.csv')} (student_id, percent of the grade of "
+                 "record, tier, provisional; README: What to upload).")
         rel = os.path.relpath(self.course)
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
                  f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook "
@@ -436,6 +445,27 @@ class ClassGrader(ClassRecords):
             self.say(f"This run took {total:.1f} s: {self.phases['set-up']:.1f} s before the first student (the "
                      f"gradebook; workers start meanwhile), {self.phases['grading']:.1f} s grading, "
                      f"{total - self.phases['set-up'] - self.phases['grading']:.1f} s for this summary.")
+
+    def say_overrides(self):
+        """Every score a TA set by hand in formgrader, with make grade's beside it; a re-grade that changed make
+        grade's score under one is said with both scores. The hand score stands (nbgrader counts a manual_score
+        instead of the auto_score) until the TA changes or clears it."""
+        found = []
+        for r in self.rows():
+            data = read_results(self.results_path(r["student"]))
+            for stage, o in ((data or {}).get("extra_data", {}).get("course", {}).get("overrides") or {}).items():
+                found.append((r["student"], stage, o))
+        if not found:
+            return
+        self.say(f"\n{len(found)} scores set by hand in formgrader stand over make grade's (the gradebook, the export, "
+                 "the table, grades.csv and the feedback pages count them):")
+        for student, stage, o in found:
+            line = f"  {student}: {stage} {o['manual']:g} by hand; make grade's score {o['auto']:g}"
+            if o.get("regraded"):
+                line += (". It was graded again (a changed submission, config or grader): make grade's score went "
+                         f"from {o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} "
+                         "still stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
+            self.say(line)
 
     def collect(self, students=None):
         """Store every staged result (the collecting step of a Slurm run); returns how many."""

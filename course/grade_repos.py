@@ -414,12 +414,23 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
         raise RepoError(f"grading the class failed (course.grade_class exit status {status})")
     for rec in records:
         rec["graded"] = rec["username"] in graded
+    name_students(course, students)
     _record(course, records, deadline, mode)
     _grades_of_record(course, students, records)
     flagged = [r["username"] for r in records if any(not f.startswith("nothing") for f in r["flags"])]
     say(f"graded {len(graded)} of {len(students)} repositories; wrote {os.path.relpath(course)}/grades-of-record.csv "
         f"and repos.csv" + (f"; FLAGGED (check before publishing): {', '.join(flagged)}" if flagged else ""))
     return records
+
+
+def name_students(course, students):
+    """Every roster student in the gradebook under the roster's names (formgrader shows "None, None" without
+    them), graded or not: nbgrader export then has a row for each."""
+    from . import gradebook as gb_mod
+    with gb_mod.open_gradebook(gb_mod.course_directory(course)) as gb:
+        for s in students:
+            gb.update_or_create_student(s["username"], first_name=s.get("first_name") or None,
+                                        last_name=s.get("last_name") or None, email=s.get("email") or None)
 
 
 def _record(course, records, deadline, mode):

@@ -4,7 +4,10 @@ Each stage notebook has one nbgrader task cell (``<module>-score``, see
 course.notebooks) whose points are the stage's total in autograder/config.toml.
 A stage's engine score goes into that cell's ``auto_score``; ``manual_score`` is
 left alone, so an instructor's override in formgrader wins and survives
-re-grading. ``nbgrader export`` then lists the engine's totals.
+re-grading (nbgrader's rule: a grade's score is its manual_score where one is set).
+``nbgrader export`` then lists the engine's totals, with the overrides. `record`
+returns the overrides it met, and `overrides` lists them all, so that `make grade`
+reports each one and its table, grades.csv and feedback pages show both numbers.
 """
 import os
 import warnings
@@ -90,11 +93,47 @@ def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT, com
     """Store one student's engine scores ({stage name: points}) and commit.
 
     `comments` ({stage name: text}) becomes the score cell's ``auto_comment``: formgrader shows it beside the
-    score and nbgrader's feedback prints it, so the reason for a lost point is where the point is."""
+    score and nbgrader's feedback prints it, so the reason for a lost point is where the point is.
+
+    Returns {stage name: {"manual": the TA's score, "auto": the new auto_score, "regraded": [old, new]}} of the
+    stages a TA's score stands on; "regraded" only where this grade changed the auto_score under it."""
     with warnings.catch_warnings():
         # nbgrader 0.9's add_submission trips SQLAlchemy 2's autoflush warnings; the rows are stored all the same
         warnings.simplefilter("ignore", category=Warning)
-        _record(gb, student, stage_scores, timestamp, assignment, comments or {})
+        return _record(gb, student, stage_scores, timestamp, assignment, comments or {})
+
+
+def hand_score(grade, auto=None):
+    """The score nbgrader counts for a grade a TA touched in formgrader (its manual_score, else the auto_score, plus
+    any extra credit), or None where the TA set neither."""
+    extra = float(grade.extra_credit or 0.0)
+    if grade.manual_score is None and not extra:
+        return None
+    base = grade.manual_score if grade.manual_score is not None else (grade.auto_score if auto is None else auto)
+    return float(base or 0.0) + extra
+
+
+def overrides(gb, assignment=ASSIGNMENT):
+    """{student: {stage name: {"manual": score, "auto": score}}}: every score cell of the assignment whose score a
+    TA set by hand in formgrader (a manual_score, or extra credit): nbgrader counts it instead of the auto_score."""
+    from nbgrader.api import Assignment, Grade, Notebook, SubmittedAssignment, SubmittedNotebook, TaskCell
+    from autograder.stages import STAGES
+    by_cell = {score_cell_id(stage): stage.name for stage in STAGES}
+    rows = (gb.db.query(Grade, TaskCell.name, SubmittedAssignment.student_id)
+            .join(TaskCell, TaskCell.id == Grade.cell_id)
+            .join(SubmittedNotebook, SubmittedNotebook.id == Grade.notebook_id)
+            .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+            .join(Notebook, Notebook.id == TaskCell.notebook_id)
+            .join(Assignment, Assignment.id == Notebook.assignment_id)
+            .filter(Assignment.name == assignment,
+                    Grade.manual_score.isnot(None) | (Grade.extra_credit.isnot(None) & (Grade.extra_credit != 0)))
+            .all())
+    found = {}
+    for grade, cell, student in rows:
+        if cell in by_cell:
+            found.setdefault(student, {})[by_cell[cell]] = {"manual": hand_score(grade),
+                                                            "auto": float(grade.auto_score or 0.0)}
+    return found
 
 
 def _record(gb, student, stage_scores, timestamp, assignment, comments):
@@ -108,6 +147,7 @@ def _record(gb, student, stage_scores, timestamp, assignment, comments):
         submission = gb.add_submission(assignment, student)
     if timestamp:
         submission.timestamp = parse_utc(timestamp)
+    kept = {}
     for stage in STAGES:
         cell = gb.find_task_cell(score_cell_id(stage), stage.module, assignment)
         try:
@@ -121,7 +161,12 @@ def _record(gb, student, stage_scores, timestamp, assignment, comments):
                 gb.db.add(notebook)
             grade = Grade(cell_id=cell.id, notebook=notebook)
             gb.db.add(grade)
-        grade.auto_score = float(stage_scores.get(stage.name, 0.0))
+        new = float(stage_scores.get(stage.name, 0.0))
+        if hand_score(grade, new) is not None:  # the TA's score stands; say so, with the auto_score it stands over
+            kept[stage.name] = {"manual": hand_score(grade, new), "auto": new}
+            if grade.auto_score is not None and float(grade.auto_score) != new:
+                kept[stage.name]["regraded"] = [float(grade.auto_score), new]
+        grade.auto_score = new
         grade.needs_manual_grade = False
         gb.db.flush()  # a notebook or grade row added just above gets its id
         comment = gb.db.query(Comment).filter(Comment.cell_id == cell.id, Comment.notebook_id == grade.notebook.id).first()
@@ -130,3 +175,4 @@ def _record(gb, student, stage_scores, timestamp, assignment, comments):
             gb.db.add(comment)
         comment.auto_comment = comments.get(stage.name) or None
     gb.db.commit()
+    return kept

@@ -5,7 +5,8 @@ For each graded student, in this order: the gradebook (committed), formgrader's 
 grading key (the submission's content hash, the grading config, the device tier and the grader's version). Workers
 and Slurm tasks stage results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a
 lock) stores them.
-The class table's rows and grades.csv are read back from the results.json files.
+The class table's rows, grades.csv and lms_upload.csv are read back from the results.json files, with the scores a TA
+set by hand in formgrader (synced from the gradebook on each run) counted as the gradebook counts them.
 """
 import contextlib
 import csv
@@ -26,13 +27,18 @@ RETRY = "retry:"
 
 
 def submissions(coursedir, assignment):
-    """[(student, folder)] of every submission of `assignment`, sorted by student."""
+    """[(student, folder)] of every submission of `assignment`, sorted by student: each student with a folder
+    submitted/<student>/<assignment>/, and each whose notebooks sit elsewhere in submitted/<student>/ (a folder
+    Matmul/, files beside it). Those get a row of 0 with a note (grade_class names the files), not no row at all:
+    an LMS upload would leave them out. Their `folder` does not exist."""
     root = os.path.join(coursedir.root, coursedir.submitted_directory)
     found = []
     if os.path.isdir(root):
         for student in sorted(os.listdir(root)):
             folder = os.path.join(root, student, assignment)
-            if not student.startswith(".") and os.path.isdir(folder):
+            if student.startswith(".") or not os.path.isdir(os.path.dirname(folder)):
+                continue
+            if os.path.isdir(folder) or misplaced_files(os.path.dirname(folder), assignment):
                 found.append((student, folder))
     return found
 
@@ -49,6 +55,10 @@ def submission_hash(folder):
     one is a new submission."""
     from autograder.reading import files as reader
     h = hashlib.sha256()
+    if not os.path.isdir(folder):  # a student whose notebooks sit outside it: what is there, by name
+        names = misplaced_files(os.path.dirname(folder), os.path.basename(folder), limit=1000)
+        h.update(("no folder\0" + "\0".join(names)).encode())
+        return h.hexdigest()
     for name in graded_files(folder):
         try:  # as the engine reads it: regular files only, never through a link, never blocking on a FIFO
             data = reader.read_bytes(os.path.join(folder, name))
@@ -172,9 +182,82 @@ def layout_notes(coursedir, assignment, students=None):
         if os.path.isdir(os.path.join(base, assignment)):
             notes.append((student, misplaced_note(student, assignment, files)))
         else:
-            notes.append((student, f"not graded at all: submitted/{student}/ has no {assignment}/ folder, but holds "
-                                   f"{', '.join(files)} (move them into submitted/{student}/{assignment}/)"))
+            notes.append((student, no_folder_note(student, assignment, files)))
     return notes
+
+
+def no_folder_note(student, assignment, files):
+    """The note of a student whose submitted/<student>/ has no <assignment>/ folder, but notebooks elsewhere."""
+    return (f"not graded at all: submitted/{student}/ has no {assignment}/ folder, but holds {', '.join(files)} "
+            f"(move them into submitted/{student}/{assignment}/): every stage counts 0")
+
+
+def add_missing_stages(report, cfg, student, assignment, note=True):
+    """Count every stage the submission holds no file for as 0 of its points, in the rows of a graded stage (each
+    check failed, saying which notebook is missing; speed a visible skip in the simulator), with one note naming the
+    missing notebooks (not where `note` is false: a problem of the whole submission says it). Without this a student
+    who left out s5_fast.ipynb would read 47 of 47 (the engine grades the stages it finds) and upload as 100 %.
+    Returns the missing stages."""
+    import tempfile
+    from autograder.config import stage_max
+    from autograder.engine import StageGrader
+    from autograder.stages import STAGES
+    from autograder.submission import StageSource
+    missing = [s for s in STAGES if s.name not in report.stages]
+    if not missing:
+        return []
+    where = f"submitted/{student}/{assignment}/"
+    with tempfile.TemporaryDirectory(prefix="missing-") as workdir:
+        for stage in missing:
+            why = (f"{stage.module}.ipynb was not submitted: no file in {where} defines {stage.launcher}, so stage "
+                   f"{stage.name} scores 0. Hand in the released notebook {stage.module}.ipynb with your work")
+            grader = StageGrader(StageSource(stage, "", "", file=f"{stage.module}.ipynb", unreadable=why),
+                                 report.device, cfg, None, workdir)
+            grader.start_compile(None)  # an unreadable stage starts no child
+            report.stages.append(stage.name)
+            report.checks.extend(grader.judge({}))
+    report.stages.sort(key=[s.name for s in STAGES].index)
+    order = {s.name: i for i, s in enumerate(STAGES)}
+    report.checks.sort(key=lambda c: order.get(c.stage, len(order)))  # stable: each stage's rows keep their order
+    if not note:
+        return missing
+    points = sum(stage_max(cfg)[s.name] for s in missing)
+    names = ", ".join(f"{s.module}.ipynb" for s in missing)
+    report.notes.append(f"not submitted: {names} (no file in {where} defines "
+                        f"{'its launcher' if len(missing) == 1 else 'their launchers'}): "
+                        f"{'stage ' + missing[0].name + ' counts' if len(missing) == 1 else 'those stages count'} "
+                        f"0 of {points:g} points")
+    return missing
+
+
+def override_note(overrides):
+    """The class table's and grades.csv's note on the TA's scores of one student (both numbers, and a re-grade's)."""
+    parts = []
+    for stage, o in overrides.items():
+        text = f"{stage} {o['manual']:g} set by hand (make grade: {o['auto']:g})"
+        if o.get("regraded"):
+            text += (f", re-graded {o['regraded'][0]:g} -> {o['regraded'][1]:g} under it: the hand score still stands, "
+                     "clear it in formgrader to use make grade's")
+        parts.append(text)
+    return "TA override: " + ", ".join(parts)
+
+
+LMS_UPLOAD = "lms_upload.csv"
+
+
+def lms_upload(rows):
+    """The upload file an LMS gradebook takes: one row per student, the percent of the grade of record (the
+    gradebook's: a TA's override counted) out of the points of the tier it was graded in, with that tier beside it.
+    A simulator-tier percent is provisional (no speed checks; out of the simulator's points): the GPU tier's is the
+    grade of record."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student_id", "percent", "tier", "provisional", "score", "max_score"])
+    for r in rows:
+        percent = 100.0 * r["score"] / r["max_score"] if r["max_score"] else 0.0
+        w.writerow([r["student"], f"{percent:.2f}", r["device"], r["provisional"], f"{r['score']:g}",
+                    f"{r['max_score']:g}"])
+    return buf.getvalue()
 
 
 def staging_dir(course, assignment):
@@ -211,19 +294,47 @@ class ClassRecords:
         course = data["extra_data"]["course"]
         stamp = course.get("timestamp")
         stamp = stamp if isinstance(stamp, str) and valid_timestamp(stamp) else None  # a result staged before checks
-        gb_mod.record(gb, student, course["stage_scores"], stamp, self.assignment,
-                      comments=feedback.stage_comments(data))
+        course["overrides"] = gb_mod.record(gb, student, course["stage_scores"], stamp, self.assignment,
+                                            comments=feedback.stage_comments(data))
         autograded = self.autograded_path(student)
         os.makedirs(autograded, exist_ok=True)
         from autograder.reading.files import copy_regular
-        for name in os.listdir(folder):
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
             if name.endswith(".ipynb") or name == "timestamp.txt":  # regular files only (never a link's target)
                 copy_regular(os.path.join(folder, name), os.path.join(autograded, name))
+        self.write_feedback(student, data)
+
+    def write_feedback(self, student, data):
+        """The feedback page, then results.json (the 'done' mark)."""
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))
         from autograder.engine.report import write_json_atomic
         write_json_atomic(path, data)
+
+    def sync_overrides(self, gb):
+        """Bring each stored result's record of the TA's scores (set in formgrader, perhaps since the last run) up to
+        date with the gradebook, rewriting the feedback page where it changed; returns {student: overrides}.
+
+        A re-grade's note ("regraded": make grade's old and new score under the override) stays until the TA
+        changes or clears that score: the TA decides which stands."""
+        found = gb_mod.overrides(gb, self.assignment)
+        for student, _ in submissions(self.coursedir, self.assignment):
+            data = read_results(self.results_path(student))
+            if data is None:
+                continue
+            course = data["extra_data"]["course"]
+            stored = course.get("overrides") or {}
+            now = {}
+            for stage, entry in found.get(student, {}).items():
+                now[stage] = dict(entry)
+                old = stored.get(stage) or {}
+                if old.get("regraded") and old.get("manual") == entry["manual"] and old.get("auto") == entry["auto"]:
+                    now[stage]["regraded"] = old["regraded"]
+            if now != stored:
+                course["overrides"] = now
+                self.write_feedback(student, data)
+        return found
 
     def collect_one(self, gb, student, folder, staged):
         """Store a staged result (gradebook, feedback, results.json), then remove the staged file.
@@ -274,6 +385,7 @@ class ClassRecords:
             with gb_mod.open_gradebook(self.coursedir) as gb:
                 gb_mod.sync_assignment(gb, self.cfg, self.assignment)
                 yield gb
+                self.sync_overrides(gb)  # a TA's scores set in formgrader since the last run, too
 
     def rows(self):
         rows = []
@@ -292,11 +404,16 @@ class ClassRecords:
                 continue
             course = data["extra_data"]["course"]
             regrade = data["extra_data"].get("regrade") or []
-            note = feedback.needs_a_look(data)
+            note = feedback.needs_a_look(data, width=None)
             if regrade or any(p.startswith(GRADER_FAILED) for p in course["problems"]):
                 note = f"RE-GRADE ({len(regrade) or 'all'} not run for the grader's trouble); " + note
+            overrides = course.get("overrides") or {}
+            if overrides:  # the grade of record is the gradebook's: the TA's score where one is set
+                note = "; ".join([override_note(overrides)] + ([note] if note else []))
+            stages = {**course["stage_scores"], **{k: v["manual"] for k, v in overrides.items()}}
+            score = round(data["score"] + sum(v["manual"] - v["auto"] for v in overrides.values()), 4)
             timing = data["extra_data"].get("timing")
-            rows.append({"student": student, "stages": course["stage_scores"], "score": data["score"],
+            rows.append({"student": student, "stages": stages, "score": score, "auto_score": data["score"],
                          "max_score": data["max_score"], "gradebook_total": course["gradebook_total"],
                          "device": data["extra_data"]["device"], "provisional": data["extra_data"]["provisional"],
                          "seconds": data["execution_time"], "graded_at": course["graded_at"], "note": note,
@@ -308,10 +425,11 @@ class ClassRecords:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         names = [s.name for s in STAGES]
-        w.writerow(["student", "assignment", "score", "max_score", "gradebook_max_score", "provisional", "device"]
-                   + names + ["seconds", "graded_at", "note"])
+        w.writerow(["student", "assignment", "score", "auto_score", "max_score", "gradebook_max_score", "provisional",
+                    "device"] + names + ["seconds", "graded_at", "note"])
         for r in rows:
-            w.writerow([r["student"], self.assignment, f"{r['score']:g}", f"{r['max_score']:g}",
+            w.writerow([r["student"], self.assignment, f"{r['score']:g}", f"{r['auto_score']:g}", f"{r['max_score']:g}",
                         f"{r['gradebook_total']:g}", r["provisional"], r["device"]]
                        + [f"{r['stages'].get(n, 0):g}" for n in names] + [r["seconds"], r["graded_at"], r["note"]])
         write_text_atomic(os.path.join(self.course, "grades.csv"), buf.getvalue())
+        write_text_atomic(os.path.join(self.course, LMS_UPLOAD), lms_upload(rows))

@@ -495,9 +495,10 @@ def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(t
         assert grader.run() == 4
         scores = {s: results_of(str(course), s)["extra_data"]["course"]["stage_scores"] for s in
                   ("ada", "cop", "eve", "tia")}
-        assert scores["ada"] == {"naive": 8.0} and scores["cop"] == {"naive": 8.0}, scores
+        zero = {s.name: 0.0 for s in STAGES}  # the stages none of them handed in count 0
+        assert scores["ada"] == {**zero, "naive": 8.0} and scores["cop"] == {**zero, "naive": 8.0}, scores
         # TILE = -16 keeps what its code earns: it compiles (1 point); no product runs (negative dimensions)
-        assert scores["eve"] == {"naive": 6.0} and scores["tia"] == {"tiled": 1.0}, scores
+        assert scores["eve"] == {**zero, "naive": 6.0} and scores["tia"] == {**zero, "tiled": 1.0}, scores
         pages = {s: open(course / "feedback" / s / ASSIGNMENT / "index.html", encoding="utf-8").read()
                  for s in scores}
         assert "s1_naive-Copy1.ipynb also defines stage naive: not graded" in pages["cop"]

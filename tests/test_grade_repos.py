@@ -311,3 +311,19 @@ def test_a_link_to_an_absolute_path_is_skipped_and_the_others_are_still_fetched(
     assert any("not copied: notes" in (f["note"] or "") for f in records["lin"]["files"])
     with open(tmp_path / "course" / "repos.json", encoding="utf-8") as f:
         assert [s["username"] for s in json.load(f)["students"]] == ["lin", "ada"]
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # nbgrader 0.9 trips SQLAlchemy 2's autoflush warnings
+def test_the_rosters_names_are_put_in_the_gradebook(repos, monkeypatch):
+    """formgrader shows each student by the gradebook's names: `make grade-repos` writes the roster's first and last
+    names there for every student on it (graded or not), not "None, None"."""
+    from nbgrader.api import Gradebook
+    from course import grade_class, use_venv_tools
+    base, roster, url = repos
+    monkeypatch.setattr(grade_class, "main", lambda argv: 0)  # the grading itself is another test's
+    course = base / "course"
+    grade_repos.run(str(roster), DEADLINE, str(course), url_template=url, out=open(os.devnull, "w"))
+    use_venv_tools()
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gb:
+        names = {s.id: (s.first_name, s.last_name) for s in gb.students}
+    assert names == {"ada": ("Ada", "L"), "mal": ("Mal", "R"), "nobody": ("No", "Body")}

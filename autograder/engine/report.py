@@ -171,10 +171,12 @@ def read_results(path):
 
 def write_text_atomic(path, text):
     """Write a file so a reader never sees it half-written, even after a crash (the one atomic write of the
-    grader and the course tools)."""
+    grader and the course tools). It is readable by all (0644, as a plain write under the usual umask), not
+    mkstemp's 0600: a feedback page is read by the web server, a TA and nbgrader."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    os.fchmod(fd, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
