@@ -3,12 +3,13 @@ that depends on it. A kernel that runs past its time limit is the student's: the
 import numpy as np
 
 from autograder import sandbox
+from autograder.outcome import grader
 from autograder.engine import stage as stage_module
 from autograder.engine.report import SKIPPED
 from conftest import by_key, failed, mutate, solution_text
 from test_fail_fast import _compiled, _futures, _gate_grader, _run_result
 
-FAULT = "not gradable: the grader could not start the check (no room left on the grader's disk)"
+FAULT = grader("not gradable: the grader could not start the check (no room left on the grader's disk)")
 
 
 def test_a_compile_child_the_grader_could_not_start_costs_the_solution_nothing(grade_text, monkeypatch):

@@ -13,6 +13,9 @@ wrote to a log the parent chose); it never imports or runs student code.
 """
 
 
+from ..outcome import Fault, fault_of, grader, keep
+
+
 def missing_facts(facts, key):
     """(True, why) when an instrumented run left no facts under `key`."""
     if not isinstance(facts, dict) or key not in facts:
@@ -21,9 +24,10 @@ def missing_facts(facts, key):
 
 
 def child_problem(result):
-    """A message when a child did not deliver usable facts, else ''."""
+    """A message when a child did not deliver usable facts, else ''; it carries the problem's fault (outcome.py):
+    the child's printed output, which student code controls, only follows it."""
     if result.problem:
-        return result.problem + (f"\nOutput:\n{result.log[-2000:]}" if result.log.strip() else "")
+        return keep(result.problem, result.problem + (f"\nOutput:\n{result.log[-2000:]}" if result.log.strip() else ""))
     for key in ("import_error", "task_error"):
         if key in result.facts:
             return result.facts[key]["message"]
@@ -31,14 +35,13 @@ def child_problem(result):
 
 
 def grader_fault(result):
-    """The child's problem when it is the grader's own (a sandbox that could not start, a process stuck in the
-    driver: engine/report.GRADER_SIDE), else ''. A check that depends on such a child is not run either, and
-    counts neither way (depends_on), instead of failing for what the grader did."""
-    from ..engine.report import GRADER_SIDE
+    """The child's problem when it is the grader's fault (the parent said so: a sandbox that did not start, a
+    process stuck in the driver), else ''. A check that depends on such a child is not run either, and counts
+    neither way (depends_on), instead of failing for what the grader did."""
     problem = child_problem(result) if result is not None else ""
-    return problem if problem.startswith(GRADER_SIDE) else ""
+    return problem if fault_of(problem) is Fault.GRADER else ""
 
 
 def depends_on(what, problem):
-    """The output of a check not run because `what` (a check it depends on) was not gradable: the grader's side."""
-    return f"not gradable: not run because a check it depends on was not gradable ({what}):\n{problem}"
+    """The output of a check not run because `what` (a check it depends on) was not gradable: the grader's fault."""
+    return grader(f"not gradable: not run because a check it depends on was not gradable ({what}):\n{problem}")

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from ..outcome import grader
 from .titles import title
 from . import child_problem
 
@@ -225,9 +226,9 @@ def _run(g, plan, turn):
                 "shared GPU are not comparable (short kernels are favoured), so this check counts neither way; "
                 "grade again when the GPU is idle.")
         if not g.gpu.get("samples"):
-            return check.verdict(False, "not gradable: the GPU could not be watched while it timed (nvidia-smi "
-                                        f"gave no sample: {g.gpu.get('problem') or 'no reason given'}), so nobody can "
-                                        "say it was the grader's alone")
+            return check.verdict(False, grader(
+                "not gradable: the GPU could not be watched while it timed (nvidia-smi gave no sample: "
+                f"{g.gpu.get('problem') or 'no reason given'}), so nobody can say it was the grader's alone"))
         problem = child_problem(result)
         if problem:
             return check.verdict(False, problem)
@@ -244,8 +245,8 @@ def _judge_facts(g, check, rule, result, expected, board):
     t = result.facts["timings"]
     student, ref = t["student"]["median_ms"], t["reference"]["median_ms"]
     if student <= 0 or ref <= 0:
-        return check.verdict(False, f"not gradable: the timed runs took {student:g} ms and {ref:g} ms: CUDA events "
-                                    "give no time here")
+        return check.verdict(False, grader(f"not gradable: the timed runs took {student:g} ms and {ref:g} ms: "
+                                           "CUDA events give no time here"))
     ratio = ref / student
     g.speed = {"n": cfg["n"], "student_ms": student, "reference_ms": ref, "speedup": ratio,
                "cv_student": t["student"]["cv"], "cv_reference": t["reference"]["cv"],
@@ -255,8 +256,8 @@ def _judge_facts(g, check, rule, result, expected, board):
     E = expected.get("speed")
     ref_ok, ref_msg = judge_runs(projection_errors(result.arrays.get("P_reference"), E), tol)
     if not ref_ok:
-        return check.verdict(False, "not gradable: the reference kernel's own timed runs failed the product check, "
-                                    "so the check itself is broken (tell the instructor):\n" + ref_msg)
+        return check.verdict(False, grader("not gradable: the reference kernel's own timed runs failed the product "
+                                           "check, so the check itself is broken (tell the instructor):\n" + ref_msg))
     errors = projection_errors(result.arrays.get("P_student"), E)
     ok, runs_msg = judge_runs(errors, tol, t["student"].get("past_end", ()))
     g.speed["worst_projection_error"] = max(errors)

@@ -4,20 +4,10 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
+from ..outcome import Fault, fault_of
+
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-# Failures on the grader's side, not the student's: such a check counts neither way and the grade is flagged for
-# a re-grade (the class summary and grades.csv say so). Only an output that starts with one counts: the child's
-# printed output, which student code controls, comes after the problem. A kernel that runs past its time limit is
-# the student's: every check it stopped fails.
-GRADER_SIDE = ("not gradable: the grading sandbox is not available",
-               "not gradable: the grading sandbox could not be prepared",
-               "not gradable: the grader could not start the check",
-               "not gradable: the check's process did not end within",
-               "not gradable: not run because a check it depends on was not gradable",
-               "not gradable: the reference kernel's own timed runs failed",
-               "not gradable: the GPU could not be watched",
-               "not gradable: the grading machine has no CUDA compiler")
-NO_COMPILER = GRADER_SIDE[-1]
+NO_COMPILER = "not gradable: the grading machine has no CUDA compiler"
 
 
 @dataclass
@@ -31,15 +21,21 @@ class Check:
     output: str = ""
 
     regrade: bool = False  # not run for the grader's own trouble: grade again
+    fault: Fault = None    # whose fault a failure is (outcome.py), set by the parent; None: passed or skipped
 
-    def verdict(self, passed, output):
-        if not passed and output.startswith(GRADER_SIDE):  # the problem leads; the child's own output follows it
-            self.regrade = True
+    def verdict(self, passed, output, fault=None):
+        """Passed, or failed for `fault` (default: the kind `output` carries; plain text is the student's code). A
+        failure that is the grader's counts neither way and flags a re-grade: a failure of the student's time limit
+        or code fails."""
+        fault = fault or fault_of(output) or Fault.CODE
+        if not passed and fault is Fault.GRADER:
+            self.regrade, self.fault = True, fault
             return self.skip("the grader's own trouble, not your code's; this check counts neither way and the "
                              "grade is flagged for a re-grade:\n" + output)
         self.status = PASSED if passed else FAILED
         self.score = self.max_score if passed else 0.0
         self.output = output
+        self.fault = None if passed else fault
         return self
 
     def skip(self, why):
@@ -87,7 +83,8 @@ class Report:
 def to_gradescope(report):
     tests = [{"name": f"stage {c.stage}: {c.name}", "score": round(c.score, 4), "max_score": round(c.max_score, 4),
               "status": c.status if c.status != "skipped" else "passed", "output": c.output,
-              "visibility": "visible", "tags": [c.stage, c.key, c.status]} for c in report.checks]
+              "visibility": "visible", "tags": [c.stage, c.key, c.status] + ([c.fault.name.lower()] if c.fault else []),
+              **({"extra_data": {"fault": c.fault.value}} if c.fault else {})} for c in report.checks]
     summary = f"Graded on the {'GPU' if report.device == 'gpu' else 'CUDA simulator (no GPU)'} in {report.seconds:.1f} s."
     if report.provisional:
         summary += (" PROVISIONAL: some checks (speed, GPU tools) were not run here and count neither way;"

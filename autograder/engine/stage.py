@@ -16,6 +16,7 @@ from ..checks import bank_conflicts, compiles, correct, data_reuse, races, share
 from ..checks.correct import explain_error
 from ..checks.titles import title
 from ..checks import child_problem, depends_on, grader_fault
+from ..outcome import Fault, fault_of, grader, keep, time_limit
 from ..grammar import module_constants
 from ..ptx import facts as ptx_facts
 from ..sandbox.plan import check_build
@@ -142,7 +143,7 @@ class StageGrader:
         has left once it says its kernels are about to run (sandbox.run_child)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if self.timed_out and later:
-            return sandbox.ChildResult(problem=f"not run: {self.timed_out}", cancelled=True)
+            return sandbox.ChildResult(problem=time_limit(f"not run: {self.timed_out}"), cancelled=True)
         dirs = ()
         if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
             grader = self.grader_kernels()
@@ -160,7 +161,8 @@ class StageGrader:
                                                                          "kernels_loaded", "kernels_compiled")
                                           if k in result.facts}})
         with self._timeout_lock:
-            if result.timed_out and not self.timed_out:
+            if fault_of(result.problem) is Fault.TIME_LIMIT and result.timed_out and not self.timed_out:
+                # the student's limit alone: a process stuck in the driver after its kill is the grader's
                 self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
                 self.timeout_at = time.monotonic()
         return result
@@ -286,7 +288,7 @@ class StageGrader:
                 self._gate = self._compute_gate()
         compile_problem, wrong, fault = self._gate
         if self.timed_out:
-            return f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)"
+            return time_limit(f"not run: {self.timed_out} (a kernel that never ends is stopped once per stage)")
         if fault:  # a check it depends on failed for the grader's own trouble: neither does this one count
             return fault
         if compile_problem:
@@ -383,7 +385,7 @@ class StageGrader:
         facts = result.facts
         missing = facts.get("compiler_missing") if not child_problem(result) else None
         if missing and not self.runs_uncompiled:
-            result.problem = f"{NO_COMPILER}: {missing}"
+            result.problem = grader(f"{NO_COMPILER}: {missing}")
             return result
         if child_problem(result) or not facts.get("is_cuda_kernel") or ("compile_error" in facts and not missing):
             return result
@@ -396,7 +398,7 @@ class StageGrader:
         facts.pop("plans")
         self.built = {"kernels": kernels, "plans": {tuple(s): p for s, p in zip(shapes, plans)}}
         if missing:  # the simulator runs the plans; no PTX to judge: the grader's machine lacks the compiler
-            result.problem = f"{NO_COMPILER}: {missing}"
+            result.problem = grader(f"{NO_COMPILER}: {missing}")
         else:
             facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
         return result
@@ -453,7 +455,7 @@ class StageGrader:
     @staticmethod
     def not_run(why):
         """A child result for a check not run because of `why` (passed on as it is where it is the grader's own)."""
-        return sandbox.ChildResult(problem=why if why.startswith("not gradable:") else "not run: " + why)
+        return sandbox.ChildResult(problem=why if fault_of(why) is Fault.GRADER else keep(why, "not run: " + why))
 
     # -- judging ------------------------------------------------------------
     def judge(self, futures):
@@ -537,7 +539,8 @@ class StageGrader:
             judge = SIM_JUDGES[key]
             check = self.check(key, title(self, key))
             if problem or "instruments" not in shape_facts:
-                checks.append(check.verdict(False, "not checked: the instrumented run failed: " + (problem or "no facts")))
+                checks.append(check.verdict(False, keep(problem, "not checked: the instrumented run failed: "
+                                                         + (problem or "no facts"))))
                 continue
             if wrong:
                 checks.append(check.verdict(False, wrong))

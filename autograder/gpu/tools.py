@@ -24,6 +24,7 @@ import tempfile
 import numpy as np
 
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
+from ..outcome import fault_of, grader
 
 # racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
 # 272^3 took 3.5 s, stage 4 at 272 x 80 x 290 3.8 s, start-up included (BENCHMARKS.md, 2026-11-25). M and N are drawn
@@ -175,8 +176,9 @@ def racecheck_facts(result, text):
     """The facts of compute-sanitizer racecheck's log: hazards, errors, warnings and a few hazard lines, or a
     problem where it did not complete (the runner failed, or no summary)."""
     m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text or "")
-    if child_problem(result) or not m:
-        return {"problem": child_problem(result) or (text or "")[-1500:] or "no report"}
+    if child_problem(result) or not m:  # the runner's own problem (its fault), or the tool wrote no summary
+        return {"problem": child_problem(result) or grader("racecheck wrote no summary: "
+                                                            + ((text or "")[-1500:] or "no report"))}
     hazards, errors, warnings = map(int, m.groups())
     return {"hazards": hazards, "errors": errors, "warnings": warnings,
             "lines": [ln.strip() for ln in text.splitlines() if "hazard" in ln.lower()][:4]}
@@ -195,9 +197,10 @@ def ncu_facts(result, text):
         try:
             values[metric] += float(row[-1].strip().replace(",", "") or 0)  # the value may carry thousands separators
         except ValueError:
-            return {"problem": f"ncu reported {metric} as {row[-1][:40]!r}"}
+            return {"problem": grader(f"ncu reported {metric} as {row[-1][:40]!r}")}
     if child_problem(result) or not kernels:
-        return {"problem": child_problem(result) or (text or "")[-1500:] or "no report"}
+        return {"problem": child_problem(result) or grader("ncu reported no kernel: "
+                                                            + ((text or "")[-1500:] or "no report"))}
     return {**values, "kernels": len(kernels)}
 
 
@@ -207,13 +210,15 @@ def tool_verdict(g, key, futures, check):
     if missing:
         return check.skip(missing)
     fault = grader_fault(result)
-    if fault:  # the grader's own trouble (engine/report.GRADER_SIDE): counts neither way
+    if fault:  # the grader's own trouble: counts neither way
         return check.verdict(False, fault)
+    # a tool's trouble is the grader's, whatever words the judge puts before it; the runner's is the student's
     if key == "races":
-        return check.verdict(*races.judge_racecheck({**racecheck_facts(result, text), "shape": g.racecheck_shape}))
+        facts = {**racecheck_facts(result, text), "shape": g.racecheck_shape}
+        return check.verdict(*races.judge_racecheck(facts), fault_of(facts.get("problem")))
     facts = {**ncu_facts(result, text), "shape": ncu_shape(g.cfg)}
     if key == "bank_conflicts":
-        return check.verdict(*bank_conflicts.judge_ncu(facts))
+        return check.verdict(*bank_conflicts.judge_ncu(facts), fault_of(facts.get("problem")))
     structure = g.cfg["structure"]
     passed, message = data_reuse.judge_ncu(facts, g.tile or structure["tiles"][0], structure["reuse_fraction"])
-    return check.verdict(passed, message + (f" ({g.tile_note})" if g.tile_note else ""))
+    return check.verdict(passed, message + (f" ({g.tile_note})" if g.tile_note else ""), fault_of(facts.get("problem")))

@@ -16,17 +16,19 @@ from .box import Box, child_env, is_root
 from .limits import limited
 from .paths import BOX_GRADER, BOX_TMP, GRADER_ROOT
 from . import schema
+from ..outcome import code, grader, time_limit
+
+code_fault = code
 
 DEFAULTS = {"sandbox": "auto", "processes": 2048}
-MALFORMED = "not gradable: the child's report was malformed"
-START_ERRORS = ("bwrap:", "unshare:", "mount:", "chroot:", "setpriv:", "env:", "sandbox:")
+MALFORMED = "not gradable: the child's report was malformed"  # the student's code: its process wrote the report
 
 
 @dataclass
 class ChildResult:
     facts: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)
-    problem: str = ""       # why no trustworthy result came back ("" when one did); starts "not gradable: "
+    problem: str = ""       # why no trustworthy result came back ("" when one did): an outcome.Why, with its fault
     log: str = ""           # the capped tail of the child's stdout and stderr
     seconds: float = 0.0
     sandbox: str = ""       # the backend that ran it: bwrap, unshare or none
@@ -60,14 +62,15 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
-        return ChildResult(problem=f"not gradable: the grading sandbox is not available ({why}); "
-                                   "an instructor must install bubblewrap or change [limits] sandbox")
+        return ChildResult(problem=grader(f"not gradable: the grading sandbox is not available ({why}); "
+                                          "an instructor must install bubblewrap or change [limits] sandbox"))
     nonce = secrets.token_hex(16)
     timeout = timeout or limits["check_timeout_s"]
     try:
         box = Box(name, limits, job["device"], {}, wrapper, dirs).__enter__()
     except (OSError, RuntimeError) as exc:
-        return ChildResult(problem=f"not gradable: the grading sandbox could not be prepared ({exc})", sandbox=name)
+        return ChildResult(problem=grader(f"not gradable: the grading sandbox could not be prepared ({exc})"),
+                           sandbox=name)
     try:
         inside = {"result_path": box.place("result.npz")}
         if job.get("module_path"):
@@ -114,7 +117,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             finally:
                 if ready_r is not None:
                     os.close(ready_r)
-            said = [0]
+            said = [0, False]  # shapes it said it began; whether it said hello (the sandbox started it)
             try:
                 timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
             finally:
@@ -128,44 +131,45 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             result.started = 0
         if stuck:
             result.timed_out = True
-            result.problem = (f"not gradable: the check's process did not end within {KILL_WAIT_S:.0f} s of being "
-                              "killed: it is stuck in the operating system, usually in the GPU driver. Tell the "
-                              "instructor: the GPU may need a reset before grading goes on")
+            result.problem = grader(f"not gradable: the check's process did not end within {KILL_WAIT_S:.0f} s of "
+                                    "being killed: it is stuck in the operating system, usually in the GPU driver. "
+                                    "Tell the instructor: the GPU may need a reset before grading goes on")
             return result
         if overcount:
-            result.problem = f"{MALFORMED} (it said it began more shapes than the {job['count']} it was given)"
+            result.problem = code_fault(f"{MALFORMED} (it said it began more shapes than the {job['count']} it was given)")
             return result
         if refused:
             result.cancelled, result.problem = True, refused
             return result
         if cancelled:
             result.cancelled = True
-            result.problem = ("not gradable: the check did not finish: another check of this stage ran past its "
-                              "time limit, and this one ran on past the grace it then had (a kernel that never ends "
-                              "is stopped once per stage): look for a loop that never ends (a while loop whose "
-                              "condition never changes, or a barrier not all threads reach)")
+            result.problem = time_limit(
+                "not gradable: the check did not finish: another check of this stage ran past its time limit, and "
+                "this one ran on past the grace it then had (a kernel that never ends is stopped once per stage): "
+                "look for a loop that never ends (a while loop whose condition never changes, or a barrier not all "
+                "threads reach)")
             return result
         if timed_out:
             result.timed_out = True
             within = (f"within {work:.0f} s of its kernels' launch" if timed_out == "work" else
                       f"within {timeout:.0f} s")
-            result.problem = (f"not gradable: the check did not finish {within} and was stopped: look "
-                              "for a loop that never ends (a while loop whose condition never changes, or a barrier "
-                              "not all threads reach)")
+            result.problem = time_limit(f"not gradable: the check did not finish {within} and was stopped: look "
+                                        "for a loop that never ends (a while loop whose condition never changes, or "
+                                        "a barrier not all threads reach)")
             return result
         code = proc.returncode
         if name != "none" and code > 128 and code - 128 in signal.valid_signals():
             code = 128 - code  # the sandbox's init reports a child killed by signal N as status 128 + N
         result.facts, result.arrays, result.problem = _read_result(box.path("result.npz"), nonce, code, limits,
-                                                                   result.log)
+                                                                   result.log, said[1])
         if not result.problem:
             malformed = schema.check(job, inputs, result.facts, result.arrays, said[0])
             if malformed:
                 result.facts, result.arrays = {}, {}
-                result.problem = f"{MALFORMED} ({malformed})"
+                result.problem = code_fault(f"{MALFORMED} ({malformed})")
         return result
     except OSError as exc:
-        return ChildResult(problem=f"not gradable: the grader could not start the check ({exc})", sandbox=name,
+        return ChildResult(problem=grader(f"not gradable: the grader could not start the check ({exc})"), sandbox=name,
                            seconds=time.perf_counter() - started)
     finally:
         box.__exit__(None, None, None)
@@ -186,7 +190,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
     the `started` pipe; without `work` the words are only counted, in said[0])."""
-    said = said if said is not None else [0]
+    said = said if said is not None else [0, False]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
     while True:
@@ -199,6 +203,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
             if select.select([started], [], [], step)[0]:
                 words = os.read(started, 4096)
                 said[0] += words.count(b"b")
+                said[1] = said[1] or b"h" in words
                 if b"b" in words and hasattr(cancel, "begun"):
                     cancel.begun()  # its work began: a grace counts from here (engine/stage.py _Cut)
                 if b"s" in words and work is not None:
@@ -228,6 +233,7 @@ def _drain(pipe, said):
         if not words:
             return
         said[0] += words.count(b"b")
+        said[1] = said[1] or b"h" in words
 
 
 KILL_WAIT_S = 30.0  # a killed process still running after this is stuck in the kernel (a GPU driver call)
@@ -266,27 +272,32 @@ SIGNALS = {"SIGXCPU": "it used more CPU time than a check may (cpu_s)",
            "SIGABRT": "the process aborted"}
 
 
-def _read_result(path, nonce, returncode, limits, log=""):
+def _read_result(path, nonce, returncode, limits, log="", hello=True):
+    """(facts, arrays, problem) of a finished child. `hello`: the child said so on the parent's pipe before it read
+    its job (child/entry.py), so the sandbox started it: what went wrong after is its code's. Without it the sandbox
+    did not start the check, the grader's fault, whatever the log says (a child's printout cannot pass for it)."""
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     if not size:
         first = log.lstrip().split("\n", 1)[0]
-        if returncode and first.startswith(START_ERRORS):
-            return {}, {}, f"not gradable: the sandbox could not start the check ({first.strip()[:300]})"
+        if not hello:
+            return {}, {}, grader("not gradable: the sandbox could not start the check (status "
+                                  f"{returncode}{': ' + first.strip()[:300] if first.strip() else ''})")
         if returncode and returncode < 0:
             sig = signal.Signals(-returncode).name
-            return {}, {}, f"not gradable: the check was killed by signal {sig} ({SIGNALS.get(sig, 'a crash')})"
-        return {}, {}, (f"not gradable: the code exited (status {returncode}) before the check finished: do not call"
-                        " sys.exit, os._exit or kill processes")
+            return {}, {}, code(f"not gradable: the check was killed by signal {sig} ({SIGNALS.get(sig, 'a crash')})")
+        return {}, {}, code(f"not gradable: the code exited (status {returncode}) before the check finished: do not "
+                            "call sys.exit, os._exit or kill processes")
     if size > limits["result_bytes"]:
-        return {}, {}, "not gradable: the check's result was larger than any real result"
+        return {}, {}, code("not gradable: the check's result was larger than any real result")
     try:
         with np.load(path, allow_pickle=False) as data:
             facts = json.loads(str(data["facts"]))
             arrays = {k: np.array(data[k]) for k in data.files if k != "facts"}
     except Exception as exc:
-        return {}, {}, f"not gradable: the check's result could not be read ({type(exc).__name__})"
+        return {}, {}, code(f"not gradable: the check's result could not be read ({type(exc).__name__})")
     if not isinstance(facts, dict) or facts.get("nonce") != nonce:
-        return {}, {}, "not gradable: the check's result was not written by the grader (forged or tampered output)"
+        return {}, {}, code("not gradable: the check's result was not written by the grader (forged or tampered "
+                            "output)")
     if any(a.dtype != np.float32 for a in arrays.values()):
-        return {}, {}, "not gradable: the check's result holds arrays of the wrong type (forged output)"
+        return {}, {}, code("not gradable: the check's result holds arrays of the wrong type (forged output)")
     return facts, arrays, ""
