@@ -125,7 +125,8 @@ KNOWN_BAD = {
                                                       "        a[:] = A[row, t * TILE:(t + 1) * TILE]\n"
                                                       "        b[:] = B[t * TILE:(t + 1) * TILE, col]\n"
                                                       "        for k in range(TILE):\n            acc += a[k] * b[k]\n"),),
-                                           "data_reuse", "global memory instead of the shared tiles"),
+                                           # no GPU compiles a slice copy into a local array: nothing runs for it
+                                           "data_reuse", "the GPU compiler rejects matmul_tiled_kernel"),
     # stage 4's tiles loaded and never read: a naive kernel in disguise (only data reuse and speed see it)
     "stage 4 fake tiling": KnownBad("tiled_transposed", (("            acc += sA[ty, k] * sBT[tx, k]\n",
                                                           "            if row < M and col < N and t * TILE + k < K:\n"
