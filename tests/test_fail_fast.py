@@ -121,7 +121,7 @@ def test_cancel_stops_a_running_child(cfg, tmp_path):
 
 
 def test_after_a_timeout_siblings_get_a_grace_and_later_checks_do_not_run(cfg):
-    from autograder.engine.stage import _Cut
+    from autograder.engine.children import _Cut
     g = _grader(cfg, "tiled")
     g.timeout_at = None
     cut = _Cut(g, 0.2, 0.1)

@@ -4,7 +4,7 @@ import numpy as np
 
 from autograder import sandbox
 from autograder.outcome import grader
-from autograder.engine import stage as stage_module
+from autograder.engine import stage as stage_module, tiers
 from autograder.engine.report import SKIPPED
 from conftest import by_key, failed, mutate, solution_text
 from test_fail_fast import _compiled, _futures, _gate_grader, _run_result
@@ -42,7 +42,7 @@ def test_gpu_checks_that_depend_on_a_faulty_child_are_skipped_not_failed(cfg):
     inputs = {"A0": A, "B0": B}
     g = _gate_grader(cfg, _futures({"compile": sandbox.ChildResult(problem=FAULT),
                                     "correct:rect": (_run_result(A, B, right), inputs)}))
-    g.__class__, g.built = stage_module.GpuStageGrader, None
+    g.__class__, g.built = tiers.GpuStageGrader, None
     for key in ("races", "speed"):
         check = Check("tiled_general", key, key, 2).verdict(False, g.gate_reason(key))
         assert check.status == SKIPPED and check.regrade and "the compile check" in check.output, check.output

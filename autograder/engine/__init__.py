@@ -18,6 +18,7 @@ from ..submission import collect
 from .kernels import grader_folder
 from .report import Check, Report, time_breakdown
 from .stage import StageGrader
+from . import tiers  # noqa: F401 (the tiers' graders: StageGrader(src, device) is one of them)
 
 __all__ = ["Check", "Report", "StageGrader", "gpu_available", "grade"]
 

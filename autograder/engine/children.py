@@ -1,0 +1,180 @@
+"""Trusted parent side: start one stage's children, wait for them, and say whose stop it was: a child that ran past
+its limit stops the stage's others after a grace (fail fast); a correctness child that ended early is run again for
+the groups it did not reach. Nothing here imports student code: each child is sandboxed (autograder/sandbox)."""
+import math
+import time
+
+
+from .. import sandbox
+from ..checks import shortcuts
+from ..outcome import Fault, fault_of, keep, time_limit
+from ..scan import unimplemented
+from ..submission import function_names, missing_graded_cells
+
+class _Cut:
+    """The `cancel` of one child (sandbox.run_child polls is_set): set once another child of the stage ran out of
+    time and this one has had `grace` seconds of work since then. Its work begins when it says a shape began
+    (run_child calls begun()): its start-up (imports, a CUDA context: slow on a loaded machine) is bounded by
+    `start` seconds and not counted in the grace, so an honest group is not cut short for another's sake."""
+
+    def __init__(self, grader, grace, start):
+        self.grader, self.grace, self.start = grader, grace, start
+        self.started, self.working = time.monotonic(), None
+
+    def begun(self):
+        if self.working is None:
+            self.working = time.monotonic()
+
+    def is_set(self):
+        at = self.grader.timeout_at
+        since = self.working if self.working is not None else self.started + self.start
+        return at is not None and time.monotonic() > max(at, since) + self.grace
+
+
+class _Part:
+    """One group's view of the correctness child's future (the engine and the judges wait on it alone)."""
+
+    def __init__(self, future, group):
+        self.future, self.group = future, group
+
+    def result(self):
+        return self.future.result()[self.group]
+
+    def exception(self):
+        return self.future.exception()
+
+
+def _slice(result, a, b, problem):
+    """The part of a correctness child's result for shapes a..b-1 (renumbered from 0); with `problem`, the child's
+    problem (it stopped while on these shapes) too."""
+    facts = {**result.facts, "shapes": result.facts.get("shapes", [])[a:b]}
+    arrays = {f"C{i - a}": result.arrays[f"C{i}"] for i in range(a, b) if f"C{i}" in result.arrays}
+    return sandbox.ChildResult(facts=facts, arrays=arrays, problem=result.problem if problem else "", log=result.log,
+                               seconds=result.seconds, sandbox=result.sandbox, uid=result.uid,
+                               timed_out=result.timed_out and problem, cancelled=result.cancelled and problem,
+                               started=result.started)
+
+
+class Children:
+    """The children half of a StageGrader (engine/stage.py)."""
+
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None):
+        """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
+        instruments, the GPU tools; speed is gated in gate_reason) is not run, and every other child still
+        running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
+        kernel that never ends costs one derived limit per stage, not one per child. `work`: seconds the child
+        has left once it says its kernels are about to run (sandbox.run_child)."""
+        limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
+        if self.timed_out and later:
+            return sandbox.ChildResult(problem=time_limit(f"not run: {self.timed_out}"), cancelled=True)
+        dirs = ()
+        if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
+            grader = self.grader_kernels()
+            dirs = ((grader, "grader", False),) if grader else ()
+        began = time.monotonic()
+        result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
+                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"],
+                                        limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]),
+                                   turn, work, dirs)
+        task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
+        self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
+                              "work_s": task, "stage": self.stage.name, "what": what, "began": began,
+                              "cpu_s": result.facts.get("cpu_s") if not wrapper else None,
+                              "profile": {k: result.facts[k] for k in ("phases", "cuda_init_s", "clock_s",
+                                                                         "kernels_loaded", "kernels_compiled")
+                                          if k in result.facts}})
+        with self._timeout_lock:
+            if fault_of(result.problem) is Fault.TIME_LIMIT and result.timed_out and not self.timed_out:
+                # the student's limit alone: a process stuck in the driver after its kill is the grader's
+                self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
+                self.timeout_at = time.monotonic()
+        return result
+
+    def run_correctness(self, groups, drawn):
+        """{group: ChildResult} of the correctness check: every group's shapes in one child, in order.
+
+        One group must not cost another its points. Where a child ended before every group had its result (a
+        CUDA error that poisons the process, a kernel that never ends, a crash), the group it was working on
+        (the child says when it starts each shape) keeps that result, and the groups without one run again in
+        a fresh child. After a timeout that child has only the stage's sibling grace (fail fast): a kernel that
+        never ends costs one limit and one grace, not one per group."""
+        results, todo = {}, list(groups)
+        while todo:
+            shapes = [s for g in todo for s in groups[g]]
+            inputs, spans, i = {}, {}, 0
+            for g in todo:
+                spans[g] = (i, i + len(groups[g]))
+                for j in range(len(groups[g])):
+                    inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
+                    i += 1
+            what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
+            job, why = self.correctness_job(shapes)
+            if why:
+                return {**results, **{g: self.not_run(why) for g in todo}}
+            result = self.run(job, inputs, (), self.run_timeout(shapes), what, False, None, self.after_start(shapes))
+            done = len(result.facts.get("shapes", []))
+            # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
+            # it was killed, the last one it said it started
+            at = result.started - 1 if result.problem else (done - 1 if done < len(shapes) else len(shapes))
+            if at < 0 or result.cancelled:  # nothing ran (an import error, no sandbox, a crash before the first
+                # shape), or it was stopped because the stage ran out of time: the same for all that are left
+                return {**results, **{g: result for g in todo}}
+            left = []
+            if not 0 <= at <= len(shapes):  # a count the child could not have reached: nothing more to learn
+                return {**results, **{g: result for g in todo}}
+            for g in todo:
+                first, end = spans[g]
+                if first <= at < end:
+                    results[g] = _slice(result, first, end, problem=True)  # the group it stopped on
+                elif end <= at and not result.problem:
+                    results[g] = _slice(result, first, end, problem=False)
+                else:
+                    left.append(g)  # after it, or its results lost with the child: run again
+            todo = left
+        return results
+
+    @staticmethod
+    def not_run(why):
+        """A child result for a check not run because of `why` (passed on as it is where it is the grader's own)."""
+        return sandbox.ChildResult(problem=why if fault_of(why) is Fault.GRADER else keep(why, "not run: " + why))
+
+    def start_compile(self, pool):
+        """The kernel-module grammar, then the compile check's child, which a grade starts before any other: in the
+        simulator tier a PTX compile; in the GPU tier the build child (the only GPU-tier child that imports the
+        module), whose checked kernels and plans every runner waits for."""
+        self.stubs = unimplemented(self.src.source, (self.stage.kernel, self.stage.launcher))
+        defined = function_names(self.src.source)
+        self.deleted = missing_graded_cells(self.stage, getattr(self.src, "path", "") or "",
+                                            [n for n in (self.stage.kernel, self.stage.launcher) if n not in defined])
+        self.shortcut, self.findings = shortcuts.judge(self)
+        if self.stubs or self.findings or self.deleted or self.src.unreadable:  # nothing to learn: no children
+            self.futures = {}
+            return {}
+        self.futures = {"compile": pool.submit(self.compile_child)}
+        return self.futures
+
+    def start_checks(self, pool, waiting=None):
+        """Every other child of the stage, after start_compile; returns {name: future}. `pool` runs the correctness
+        and instrument children; `waiting` (default `pool`) the GPU tools (they run beside correctness, but are
+        judged only after it) and the timing child, which waits for correctness and then, once prepared, for the GPU
+        to be the grader's alone (checks/speed.py)."""
+        futures = self.futures
+        if not futures:
+            return futures
+        waiting = waiting or pool
+        # Correctness next, with the GPU tools beside it (the longest children of a stage; they are judged only
+        # for a kernel that passed correctness), and speed last. Every group of shapes of the check runs in one
+        # child (one start-up, not one per group; run_correctness).
+        groups = self.shape_groups()
+        drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
+        together = pool.submit(self.run_correctness, groups, drawn)
+        for group in groups:
+            futures["correct:" + group] = (_Part(together, group), drawn[group])
+        if self.instrument_keys():
+            futures["instruments"] = pool.submit(self.run_instruments, self.draw([self.instrument_shape()]))
+            futures["sampled"] = pool.submit(self.run_sampled, self.draw([self.sampled_shape]))
+        self.start_tier_checks(futures, waiting)
+        return futures
+
+    def start_tier_checks(self, futures, waiting):
+        """The checks only this tier runs (a GPU's tools and timing), started beside correctness."""

@@ -1,0 +1,128 @@
+"""Trusted parent side: the build, the one child that runs the student's launcher (with no GPU), and the jobs of the
+children that run the plan it recorded: GPU runners from its PTX, simulator children with the module's kernels looked
+up by name (the instrumented runs among them). What every tier runs is what the build compiled."""
+import math
+
+
+from ..checks import compiles
+from ..checks import child_problem, depends_on, grader_fault
+from ..outcome import grader
+from ..ptx import facts as ptx_facts
+from ..sandbox.plan import check_build
+from .report import NO_COMPILER
+
+class Plans:
+    """The build-and-plan half of a StageGrader (engine/stage.py)."""
+
+    def build_child(self):
+        """The build child: it imports the module (with no GPU), records the launcher's launch plan at every shape of
+        build_shapes and compiles every kernel launched to PTX for build_cc. Its report is checked here
+        (sandbox/plan.py); the compile check's barrier and shared-array facts are read from the stage kernel's PTX
+        by the parent. Every other child of the stage runs these plans: the GPU runners from the PTX, the simulator
+        with the module's kernels looked up by name. Returns the compile check's child result."""
+        shapes = self.build_shapes()
+        job = self.job("build", "ptx", cc=self.build_cc(), shapes=shapes)
+        result = self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the build of the kernels")
+        facts = result.facts
+        missing = facts.get("compiler_missing") if not child_problem(result) else None
+        if missing and not self.runs_uncompiled:
+            result.problem = grader(f"{NO_COMPILER}: {missing}")
+            return result
+        if child_problem(result) or not facts.get("is_cuda_kernel") or ("compile_error" in facts and not missing):
+            return result
+        plans, problem = check_build(facts, shapes, self.stage.kernel, compiled=not missing)
+        if problem:
+            result.facts = {}
+            result.problem = problem
+            return result
+        kernels = facts.pop("kernels")
+        facts.pop("plans")
+        self.built = {"kernels": kernels, "plans": {tuple(s): p for s, p in zip(shapes, plans)}}
+        if missing:  # the simulator runs the plans; no PTX to judge: the grader's machine lacks the compiler
+            result.problem = grader(f"{NO_COMPILER}: {missing}")
+        else:
+            facts.update(ptx_facts(kernels[0]["ptx"]))  # the parent's own reading of the stage kernel
+        return result
+
+    def build_alone(self):
+        """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""
+        from concurrent.futures import Future
+        done = Future()
+        done.set_result(self.build_child())
+        self.futures["compile"] = done
+        return done.result()
+
+    def runner_job(self, task, shapes, **extra):
+        """(job, "") of a child that launches the checked plans of `shapes`, or (None, why it cannot run). Waits for
+        the build child. A timing runner gets the launches of its size (and of the leaderboard's, the second shape),
+        which must exist."""
+        compiled = self.futures["compile"].result()
+        if self.built is None:
+            fault, rejected = grader_fault(compiled), compiles.rejected(compiled)
+            if fault:
+                return None, depends_on("the build of the kernels", fault)
+            if rejected:  # the simulator would run as Python what no GPU can run: nothing runs
+                return None, compiles.not_run_rejected(rejected)
+            problem = child_problem(compiled)
+            return None, ("the kernels were not built (see the compile check)" + (
+                f": {problem.splitlines()[0][:300]}" if problem else ""))
+        plans = [self.built["plans"][tuple(int(v) for v in s)] for s in shapes]
+        job = {"task": task, "device": "gpu", "kernel": self.stage.kernel, "kernels": self.built["kernels"], **extra}
+        if task != "speed":
+            job["plans"] = plans
+            return job, ""
+        for shape, plan in zip(shapes, plans):
+            if "error" in plan:
+                return None, f"the launcher failed at N={shape[0]}: {plan['error']['message']}"
+        job["plan"] = plans[0]["launches"]
+        if len(plans) > 1:
+            job["leaderboard"] = {**job["leaderboard"], "plan": plans[1]["launches"]}
+        return job, ""
+
+    def sim_job(self, shapes, **extra):
+        """(job, "") of a simulator child that runs the build's checked plans of `shapes` with the module's kernels
+        looked up by name (the launcher never runs there), or (None, why it cannot run). Waits for the build."""
+        job, why = self.runner_job("run", shapes, **extra)
+        if why:
+            return None, why
+        names = [spec["name"] for spec in job.pop("kernels")]
+        for key in ("task", "device", "kernel"):
+            job.pop(key)
+        return self.job("run", "sim", kernels=names, **job), ""
+
+    def run_instruments(self, inputs):
+        """The instrumented simulator run of the build's plan at the drawn shape (waits for the build); its C is
+        checked too (judge_instruments)."""
+        self.instrument_inputs = inputs
+        shape = self.instrument_shape()
+        job, why = self.sim_job([shape], count=1, instrument=True)
+        if why:
+            return self.not_run(why)
+        return self.run(job, inputs, (), self.sim_timeout([shape]), "the instrumented simulator run", True)
+
+    def run_sampled(self, inputs):
+        """The instrumented simulator run at the timed size's grid (sampled_shape) that runs two blocks drawn from the
+        grade's secret generator, away from the last row and column of blocks (whole tiles): blocks are independent,
+        so the loads per output, the races and the bank conflicts of a block are exact on a sample, and structure is
+        judged at the size that is graded. The kernel sees the whole grid and cannot tell which blocks run."""
+        self.sampled_inputs = inputs
+        shape = self.sampled_shape
+        job, why = self.sim_job([shape], count=1, instrument=True)
+        if why:
+            return self.not_run(why)
+        launches = self.built["plans"][tuple(shape)]["launches"]
+        grid = next(item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
+                    == self.stage.kernel)
+        u = iter(self.sample)
+        job["blocks"] = [list(b) for b in dict.fromkeys(
+            (int(next(u) * max(1, grid[0] - 1)), int(next(u) * max(1, grid[1] - 1)), 0) for _ in range(2))]
+        lim, t = self.cfg["limits"], self.tile or 16
+        steps = len(job["blocks"]) * len(launches) * (1 + math.ceil(shape[1] / t)) * max(1.0, (t / 16) ** 2)
+        timeout = min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
+        return self.run(job, inputs, (), timeout, "the sampled simulator run at the graded size", True)
+
+    def instruments_alone(self):
+        """Build, then the instrumented simulator run, in this thread: for the instruments judged on their own (the
+        self-check's agreement tests)."""
+        self.build_alone()
+        return self.run_instruments(self.draw([self.instrument_shape()]))
