@@ -147,7 +147,7 @@ def test_missing_nvidia_smi_is_recorded_not_a_verdict(monkeypatch, tmp_path):
 def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkeypatch, tmp_path):
     """The speed check never passes or fails on numbers taken under contention: it retries once, then says who
     shared the GPU, and results.json records it."""
-    from autograder.checks import speed
+    from autograder.engine import timing
     from autograder.engine.report import Check, Report, to_gradescope
     smi.apps("31337, other_training_job, 40000\n")
     c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.1, "exclusive_poll_s": 0.05,
@@ -163,7 +163,7 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
                               gate_reason=lambda key: "", work_timeout=lambda flops: 30,
                               runner_job=lambda task, shapes, **kw: ({"task": task, "device": "gpu", **kw}, ""),
                               check=lambda key, name, share=1.0: Check("tiled", key, name, 2))
-    check = speed.judge(g)
+    check = timing.judge(g)
     assert len(runs) == 2, "one retry"
     assert check.status == "skipped" and check.score == 0 and check.max_score == 0
     assert "not gradable: the GPU was shared with another process (pid 31337 (other_training_job))" in check.output

@@ -73,7 +73,7 @@ def judge(cfg, student_C, runs=6, board=None, **kw):
     result = child_facts(seeds, X, lambda r: student_C(r, seeds), **kw)
     rule = g.cfg["stages"]["fast"]["speed"]
     check = g.check("speed", "speed")
-    return speed._judge_facts(g, check, rule, result, Expected(jobs), board_spec), g
+    return speed.judge_facts(g, check, rule, result, Expected(jobs), board_spec), g
 
 
 def honest(r, seeds):
@@ -136,7 +136,7 @@ def test_broken_reference_runs_make_the_check_not_gradable(cfg):
     g = grader(cfg)
     seeds, X = speed.draw_secrets(np.random.default_rng(1), N, 3)
     result = child_facts(seeds, X, lambda r: product(*seeds[r]), ref_C=lambda r: np.zeros((N, N), np.float32))
-    check = speed._judge_facts(g, g.check("speed", "speed"), g.cfg["stages"]["fast"]["speed"], result,
+    check = speed.judge_facts(g, g.check("speed", "speed"), g.cfg["stages"]["fast"]["speed"], result,
                                Expected({"speed": (N, seeds, X)}), None)
     # the grader's own trouble: counted neither way, flagged for a re-grade
     assert check.status == "skipped" and check.regrade and check.score == check.max_score == 0

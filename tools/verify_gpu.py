@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from autograder import config, engine
-from autograder.checks import speed
+from autograder.engine import timing
 from autograder.gpu.tools import find_tool
 from autograder import stages
 from autograder.stages import find
@@ -130,7 +130,7 @@ def _speed_once(path, stage, cfg, seed):
     with tempfile.TemporaryDirectory() as d:
         g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(seed), d)
         g.build_alone()
-        check = speed.judge(g)
+        check = timing.judge(g)
     return check, getattr(g, "speed", None)
 
 

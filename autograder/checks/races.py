@@ -1,5 +1,4 @@
 """Trusted parent side: shared-memory races, from the simulator's race detector or compute-sanitizer racecheck."""
-import re
 
 from . import missing_facts
 from ..sim.common import RAW, WAR  # the hazard names the race detector reports (pure constants)

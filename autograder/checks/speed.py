@@ -9,18 +9,14 @@ run whose C is not the product of that run's inputs (work skipped, shortened,
 cached or left over from an earlier run). The same holds for the challenge's
 leaderboard runs at their own size.
 
-The GPU must be the grader's alone while it times (autograder/gpu/exclusive.py):
-numbers taken while another process used it are neither passed nor failed.
+A pure judge: the timing child is started and the GPU watched by the engine (engine/timing.py), which must have the
+GPU as the grader's alone while it times; numbers taken while another process used it are neither passed nor
+failed.
 """
-import concurrent.futures
-import threading
-import time
-
 import numpy as np
 
 from ..outcome import grader
 from .titles import title
-from . import child_problem
 
 SEED_LIMIT = 2 ** 32
 
@@ -87,159 +83,7 @@ def judge_runs(errors, tol, past_end=(), what="run"):
     return False, "\n".join(lines)
 
 
-class _Expected:
-    """The expected projections of the timed runs, computed by a few threads while the timing child prepares
-    (NumPy releases the GIL in the fills and products). They are done before it times: the parent keeps the host
-    quiet while the child times (its end event no longer waits for the host, but its launches still do)."""
-    THREADS = 2
-
-    def __init__(self, jobs):
-        self._pool = concurrent.futures.ThreadPoolExecutor(self.THREADS)
-        self._futures = {k: [self._pool.submit(expected_projection, n, a, b, X) for a, b in seeds]
-                         for k, (n, seeds, X) in jobs.items()}
-
-    def wait(self):
-        concurrent.futures.wait([f for fs in self._futures.values() for f in fs])
-
-    def get(self, key):
-        return np.stack([f.result() for f in self._futures[key]])
-
-    def close(self):
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _child_timeout(g, n, runs, board):
-    flops = runs * 2 * 2.0 * n ** 3
-    if board:
-        flops += (2 + board["repeats"]) * 2 * 2.0 * board["n"] ** 3
-    return g.work_timeout(flops)
-
-
-class Turn:
-    """The GPU handed to one stage's timing child at a time. `prepared` is set once the child is ready to time (or
-    ended, or never started); the engine sets `go` once every other child of the grade has finished and the
-    stages before this one have timed."""
-
-    def __init__(self):
-        self.prepared, self.go = threading.Event(), threading.Event()
-        self.refused = ""   # set with `go` when the grade stops before this stage's turn
-
-    def refuse(self, why):
-        if not self.go.is_set():
-            self.refused = why
-            self.go.set()
-
-
-def start(g, executor):
-    """Start the timing child of StageGrader `g` once its stage's correctness children passed, beside the other
-    checks: it prepares (imports, CUDA context, compiles, allocates; no kernel runs) and times when the engine
-    gives it its turn (`judge`)."""
-    g.speed_turn = Turn()
-    g.speed_future = executor.submit(_run, g, _plan(g), g.speed_turn)  # secrets drawn here, in the planning thread
-
-
-def judge(g):
-    """The speed check of `g`: give its prepared timing child the GPU and judge its numbers (a child `start` did
-    not start runs here and now; no other child may use the GPU meanwhile)."""
-    if getattr(g, "speed_future", None) is None:
-        return _run(g, _plan(g), None)
-    g.speed_turn.go.set()
-    return g.speed_future.result()
-
-
-def _plan(g):
-    """(check, job, inputs, expected jobs, board) of one speed check, from the grade's secret generator."""
-    cfg = g.cfg["speed"]
-    rule = g.cfg["stages"][g.stage.name]["speed"]
-    n = cfg["n"]
-    check = g.check("speed", title(g, "speed"))
-    seeds, X = draw_secrets(g.rng, n, cfg["repeats"])
-    inputs = {"X": X}
-    board = None
-    expected_jobs = {"speed": (n, seeds, X)}
-    if g.stage.challenge and cfg["leaderboard_n"]:
-        lb_n = cfg["leaderboard_n"]
-        lb_repeats = max(5, cfg["repeats"] // 2)
-        board_seeds, X_board = draw_secrets(g.rng, lb_n, lb_repeats)
-        board = {"n": lb_n, "repeats": lb_repeats, "seeds": board_seeds}
-        inputs["X_board"] = X_board
-        expected_jobs["board"] = (lb_n, board_seeds, X_board)
-    job = {"n": n, "warmup": cfg["warmup"], "seeds": seeds, "reference": rule["reference"], "leaderboard": board,
-           "projection_columns": X.shape[1]}
-    return check, job, inputs, expected_jobs, board
-
-
-def _run(g, plan, turn):
-    """Run the timing child (prepared beside the other checks when `turn` is given) and judge its numbers."""
-    from ..gpu import exclusive
-    cfg = g.cfg["speed"]
-    check, fields, inputs, expected_jobs, board = plan
-    gate = g.gate_reason("speed")  # waits for the stage's correctness children: a wrong kernel is never timed
-    job = None
-    if not gate:  # a runner: the build child's kernels and the checked launches at the speed (and leaderboard) size
-        sizes = [(fields["n"],) * 3] + ([(board["n"],) * 3] if board else [])
-        job, why = g.runner_job("speed", sizes, **fields)
-        gate = g.not_run(why).problem if why else ""
-    if gate:
-        if turn is not None:
-            turn.prepared.set()
-        return check.verdict(False, gate)
-    prepare_s = g.cfg["limits"]["gpu_start_s"]
-    watch = {}
-
-    def on_turn(attempt):
-        def wait(ready):
-            ok = ready(prepare_s)
-            if turn is not None and attempt == 1:
-                turn.prepared.set()
-                turn.go.wait()
-                if turn.refused:
-                    return turn.refused
-            gate = g.gate_reason("speed")
-            if gate:
-                return gate
-            if not ok:
-                return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
-                        "the kernel for the speed size, does not finish")
-            expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
-            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"],
-                                            settle_s=cfg["exclusive_settle_s"]).start()
-            return ""
-        return wait
-
-    expected = _Expected(expected_jobs)  # computed while the child prepares and waits
-    try:
-        for attempt in (1, 2):
-            result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
-                           what="the speed check", turn=on_turn(attempt))
-            if attempt not in watch:  # refused its turn: not run, or not prepared in time
-                return check.verdict(False, result.problem)
-            g.gpu = watch[attempt].stop()
-            g.gpu["attempts"] = attempt
-            if not g.gpu["shared"] or attempt == 2:
-                break
-            time.sleep(cfg["shared_retry_s"])
-        if g.gpu["shared"]:
-            return check.skip(
-                f"not gradable: the GPU was shared with another process ({exclusive.describe_others(g.gpu['others'])})"
-                f" while the speed check timed, also when retried {cfg['shared_retry_s']:g} s later. Timings on a "
-                "shared GPU are not comparable (short kernels are favoured), so this check counts neither way; "
-                "grade again when the GPU is idle.")
-        if not g.gpu.get("samples"):
-            return check.verdict(False, grader(
-                "not gradable: the GPU could not be watched while it timed (nvidia-smi gave no sample: "
-                f"{g.gpu.get('problem') or 'no reason given'}), so nobody can say it was the grader's alone"))
-        problem = child_problem(result)
-        if problem:
-            return check.verdict(False, problem)
-        return _judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board)
-    finally:
-        expected.close()
-        if turn is not None:
-            turn.prepared.set()
-
-
-def _judge_facts(g, check, rule, result, expected, board):
+def judge_facts(g, check, rule, result, expected, board):
     cfg = g.cfg["speed"]
     tol = cfg["projection_error"]
     t = result.facts["timings"]

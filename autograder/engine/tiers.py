@@ -5,6 +5,7 @@ runners that never import student code, with compute-sanitizer, ncu and the timi
 import numpy as np
 
 from ..checks import speed
+from . import timing
 from ..checks.titles import title
 from .stage import TIERS, StageGrader
 
@@ -109,7 +110,7 @@ class GpuStageGrader(StageGrader):
         from ..gpu.tools import tool_tasks
         futures.update(tool_tasks(self, waiting))
         if "speed" in self.points:
-            speed.start(self, waiting)
+            timing.start(self, waiting)
 
     def compile_facts(self, futures):
         """The build child's result, with the registers as a correctness runner's driver loaded the stage kernel."""
@@ -129,7 +130,7 @@ class GpuStageGrader(StageGrader):
             check, gate = self.check(key, title(self, key)), self.gate_reason(key)
             checks.append(check.verdict(False, gate) if gate else tool_verdict(self, key, futures, check))
         if "speed" in self.points:
-            checks.append(speed.judge(self))
+            checks.append(timing.judge(self))
         return checks
 
     def tier_rows(self, failed):
