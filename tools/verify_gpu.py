@@ -48,7 +48,8 @@ from .mutants import mutate, solution_text
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).
 GPU_TEST_FILES = ["tests/test_gpu_plan.py", "tests/test_gpu_tier.py", "tests/test_adversarial.py", "tests/test_speed_exploits.py",
-                  "tests/test_grammar.py", "tests/test_compile_launched.py", "tests/test_warp.py", "tests/test_unearned_points.py"]
+                  "tests/test_grammar.py", "tests/test_compile_launched.py", "tests/test_warp.py", "tests/test_unearned_points.py",
+                  "tests/test_gpu_structure.py"]
 # Default parts: the speed check's own verification first (each writes its section as soon as it ends).
 DEFAULT_PARTS = ["profile", "hang", "contention", "exploits", "regrade"]
 ALL_PARTS = ["scaling", "contexts", "cpu", "slurm", "interference", "profile", "hang", "contention", "exploits", "regrade", "tests", "ladder", "stability", "slowed",
