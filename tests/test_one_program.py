@@ -29,3 +29,38 @@ def test_the_simulator_never_calls_the_launcher(grade_text, tmp_path):
     assert "called outside the build" in text
     r = grade_text("naive", text)
     assert all(c.status == "passed" for c in by_key(r, "correct")), [c.output[:200] for c in r.checks]
+
+
+TYPED = r"""
+import json, sys
+from autograder.child.build import plan_shape, stand_in
+from autograder.child.entry import load_student_module
+stand_in([9, 0])
+module = load_student_module(sys.argv[1], "s3_tiled_general")
+specs, kernels_of = [], {}
+job = {"launcher": "matmul_tiled_general", "kernel": "matmul_tiled_general_kernel"}
+print(json.dumps({"plan": plan_shape(module, job, (17, 23, 23), specs, kernels_of, compile=False), "specs": specs}))
+"""
+
+
+def test_a_machine_without_the_compiler_still_records_a_typed_plan(cfg):
+    """Where NVVM is missing, the build types each launch as numba's dispatcher would, with no PTX: the simulator
+    still runs the plan (the compile check is the grader's fault, skipped)."""
+    import json
+    import subprocess
+    import sys
+    from autograder.sandbox.plan import check_build
+    from conftest import ROOT
+    stage = stages.find("tiled_general")
+    p = subprocess.run([sys.executable, "-c", TYPED, os.path.join(SOLUTIONS, stage.filename)], capture_output=True,
+                       text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    (launch,) = out["plan"]
+    assert launch["grid"] == [2, 2, 1] and launch["block"] == [16, 16, 1] and launch["args"] == ["A", "B", "C"]
+    assert out["specs"][0]["ptx"] == [] and out["specs"][0]["argtypes"] == ["array(float32, 2d, C)"] * 3
+    plans, problem = check_build({"kernels": out["specs"], "plans": [{"launches": out["plan"]}]}, [(17, 23, 23)],
+                                 stage.kernel, compiled=False)
+    assert not problem and plans == [{"launches": out["plan"]}]
+    assert check_build({"kernels": out["specs"], "plans": [{"launches": out["plan"]}]}, [(17, 23, 23)],
+                       stage.kernel)[1].startswith("the compiled kernels were refused")  # a GPU runner needs PTX

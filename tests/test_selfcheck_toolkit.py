@@ -89,3 +89,36 @@ def test_the_student_setup_pins_what_the_course_pins():
         assert pin in students, pin
     assert "source " in students and "bin/activate" in students
     assert TOOLKIT_INSTALL.split(" ", 2)[2].strip('"') in students
+
+
+GRADE_DRIVER = r"""
+import json, sys
+from autograder.sandbox import box
+hidden = json.loads(sys.argv[1])
+view = box.view
+box.view = lambda *a, **k: view(*a, **k) + [("tmpfs", 1 << 20, folder) for folder in hidden]
+from autograder import engine, stages
+r = engine.grade(sys.argv[2], stage=stages.find("tiled"), device="sim", seed=4)
+print("CHECKS=" + json.dumps([[c.key, c.status, c.regrade, c.output[:300]] for c in r.checks]))
+"""
+
+
+@pytest.mark.slow
+def test_a_grading_machine_without_the_cuda_compiler_costs_no_point(tmp_path):
+    """`python -m autograder grade` where the children find no CUDA library: the compile and shared-memory checks
+    failed, though the self-check said SKIP. They are the grader's fault now: skipped, flagged for a re-grade; no
+    check fails for the stage 2 solution (the simulator runs the typed plans where only the compiler is missing)."""
+    hidden = toolkit_folders()
+    if [d for d in hidden if glob.glob(os.path.join(d, "libc.so*"))]:
+        pytest.skip("the CUDA libraries are in a system library folder this test cannot hide")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-c", GRADE_DRIVER, json.dumps(hidden), os.path.join(ROOT, "solutions",
+                        "s2_tiled.py")], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    checks = json.loads(p.stdout.split("CHECKS=", 1)[1])
+    if all(status == "passed" for key, status, _, _ in checks if key != "speed"):
+        pytest.skip(f"the children found the CUDA compiler outside the folders hidden from them: {hidden}")
+    assert not [c for c in checks if c[1] == "failed"], checks
+    for key in ("compiles", "shared_memory"):
+        (row,) = [c for c in checks if c[0] == key]
+        assert row[1] == "skipped" and row[2] and "no CUDA compiler" in row[3], row

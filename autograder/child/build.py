@@ -78,10 +78,11 @@ def compile_error_facts(exc):
     function's name unless the compiler itself is missing."""
     if not isinstance(exc, Rejected):
         exc = Rejected(_FAILED[0] if _FAILED else "a function with an explicit signature", exc, _FAILED[:1])
+    if exc.compiler_missing:  # the machine's, not the module's
+        missing = f"{type(exc.error).__name__}: {str(exc.error)[:1500]}"
+        return {"compile_error": "the CUDA compiler is not installed here: " + missing, "compiler_missing": missing}
     facts = {"compile_error": str(exc)}
-    if exc.compiler_missing:
-        facts["compiler_missing"] = str(exc)[:1500]
-    elif compiler_error(exc.error):
+    if compiler_error(exc.error):
         facts["rejected"] = exc.function
     return facts
 

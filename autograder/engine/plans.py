@@ -25,7 +25,7 @@ class Plans:
         result = self.run(job, None, (), self.cfg["limits"]["sim_start_s"], "the build of the kernels")
         facts = result.facts
         missing = facts.get("compiler_missing") if not child_problem(result) else None
-        if missing and not self.runs_uncompiled:
+        if missing and (not self.runs_uncompiled or not facts.get("is_cuda_kernel")):  # no compiler and no plan
             result.problem = grader(f"{NO_COMPILER}: {missing}")
             return result
         if child_problem(result) or not facts.get("is_cuda_kernel") or ("compile_error" in facts and not missing):
