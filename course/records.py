@@ -59,7 +59,8 @@ def submission_hash(folder):
         names = misplaced_files(os.path.dirname(folder), os.path.basename(folder), limit=1000)
         h.update(("no folder\0" + "\0".join(names)).encode())
         return h.hexdigest()
-    for name in graded_files(folder):
+    for name in graded_files(folder) + (["timestamp.txt"] if os.path.lexists(os.path.join(folder, "timestamp.txt"))
+                                        else []):
         try:  # as the engine reads it: regular files only, never through a link, never blocking on a FIFO
             data = reader.read_bytes(os.path.join(folder, name))
         except reader.NotRead as exc:
@@ -97,13 +98,21 @@ def grader_version(package=None):
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=None)
+def course_version():
+    """The version of the class run's own code (course/), as grader_version hashes autograder/: a fixed class run
+    (how results are stored, read back, noted) grades again too."""
+    return grader_version.__wrapped__(os.path.dirname(os.path.abspath(__file__)))
+
+
 def grading_key(sub_hash, cfg, device):
     """What a stored result depends on: the submission (its content hash), the grading config (the course's
     overrides applied), the device tier and the grader's version (grader_version: a hash of the autograder/
-    package's code and config). A run skips a student only while all four are unchanged."""
+    package's code and config) with the class run's own (course/). A run skips a student only while all of them are
+    unchanged; the submission's hash covers its timestamp.txt (lateness) too."""
     settings = {k: v for k, v in cfg.items() if k not in ("path", "course_overrides")}
-    blob = json.dumps({"submission": sub_hash, "config": settings, "device": device, "grader": grader_version()},
-                      sort_keys=True)
+    blob = json.dumps({"submission": sub_hash, "config": settings, "device": device, "grader": grader_version(),
+                       "course": course_version()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -287,6 +296,7 @@ class ClassRecords:
         is still there (nbgrader's own autograde, or a hand, may have removed it)."""
         old = read_results(self.results_path(student))
         return (old is not None and old["extra_data"]["course"]["grading_key"] == key
+                and not old["extra_data"].get("regrade")  # checks the grader could not run: grade them again
                 and os.path.isdir(self.autograded_path(student)))
 
     def store(self, gb, student, folder, data):

@@ -296,3 +296,31 @@ def test_a_tas_score_set_by_hand_is_reported_shown_and_outlives_a_regrade_with_b
     assert (grades["ben"]["score"], grades["ben"]["auto_score"]) == ("8", "8")
     assert "override" not in grades["ben"]["note"]
     assert gradebook_scores(course)["ben"] == 8.0
+
+
+def test_the_key_covers_the_timestamp_the_course_code_and_a_regrade_flag(tmp_path, monkeypatch):
+    """A new timestamp.txt (lateness), a changed class-run code, or a stored result with checks the grader could not
+    run: each is graded again. Before, the key held the notebooks, the config, the tier and autograder/ alone."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "timestamp.txt").write_text("2026-11-20 10:00:00")
+    first = records.submission_hash(str(folder))
+    (folder / "timestamp.txt").write_text("2026-11-28 10:00:00")
+    assert records.submission_hash(str(folder)) != first
+    cfg = {"grading": {}}
+    key = records.grading_key("hash", cfg, "sim")
+    monkeypatch.setattr(records, "course_version", lambda: "another class run")
+    assert records.grading_key("hash", cfg, "sim") != key
+    monkeypatch.undo()
+
+    course = small_course(str(tmp_path / "course"), ["a"])
+    engine = FakeEngine()
+    monkeypatch.setattr(grading_engine, "grade", engine)
+    out = open(os.devnull, "w")
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 1
+    path = grade_class.ClassGrader(course, device="sim", out=out).results_path("a")
+    data = json.load(open(path))
+    data["extra_data"]["regrade"] = ["naive: correct results"]
+    open(path, "w").write(json.dumps(data))
+    engine.calls = []
+    assert grade_class.ClassGrader(course, device="sim", out=out).run() == 1 and engine.calls == ["a"]
