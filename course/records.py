@@ -1,7 +1,7 @@
 """What a class run stores per student, and reads back: the course's records of `make grade`.
 
 For each graded student, in this order: the gradebook (committed), formgrader's copy of the notebooks
-(COURSE/autograded/<student>/), the feedback page, then results.json, which marks the student done and records the
+(COURSE/autograded/<student>/, each stage under its released name: course/autograded.py), the feedback page, then results.json, which marks the student done and records the
 grading key (the submission's content hash, the grading config, the device tier and the grader's version). Workers
 and Slurm tasks stage results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a
 lock) stores them.
@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 
 from . import feedback
 from . import gradebook as gb_mod
@@ -214,11 +213,10 @@ class ClassRecords:
         stamp = stamp if isinstance(stamp, str) and valid_timestamp(stamp) else None  # a result staged before checks
         gb_mod.record(gb, student, course["stage_scores"], stamp, self.assignment,
                       comments=feedback.stage_comments(data))
-        autograded = self.autograded_path(student)
-        os.makedirs(autograded, exist_ok=True)
-        for name in os.listdir(folder):
-            if name.endswith(".ipynb") or name == "timestamp.txt":
-                shutil.copy2(os.path.join(folder, name), os.path.join(autograded, name))
+        from autograder.config import stage_max
+        from . import autograded
+        autograded.write(self.autograded_path(student), folder, data["extra_data"].get("files") or {},
+                         gb_mod.solution_cells(gb, self.assignment), stage_max(self.cfg), student, self.assignment)
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))
