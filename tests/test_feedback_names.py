@@ -117,3 +117,24 @@ def test_generate_feedback_on_the_graded_demo_course(graded_demo_course, tmp_pat
     for student in demo.STUDENTS:
         for stage in STAGES:
             assert os.path.isfile(os.path.join(course, "feedback", student.name, ASSIGNMENT, f"{stage.module}.html"))
+
+
+def test_a_score_comment_gives_the_likely_cause_and_names_the_feedback_page():
+    """nbgrader's feedback prints the score cell's comment alone: a message that says "the likely cause is below"
+    brings that cause along, and "the feedback page" is named by its path."""
+    import numpy as np
+    from autograder.checks import correct
+    from course import feedback
+    ones = np.ones((16, 16), np.float32)
+    output = correct.instrumented_product(np.zeros((16, 16), np.float32), ones, ones, 1e-5, tile=16)
+    assert "(the likely cause is below)" in output  # the check's own message, read on the feedback page
+    results = {"score": 4, "max_score": 13, "execution_time": 1.0,
+               "tests": [{"name": "stage tiled: data reuse", "score": 0, "max_score": 2, "status": "failed",
+                          "output": output, "tags": ["tiled", "data_reuse", "failed"]}],
+               "extra_data": {"device": "sim", "files": {"tiled": "s2_tiled-Copy1.ipynb"},
+                              "course": {"student": "ann", "assignment": ASSIGNMENT, "stage_scores": {"tiled": 4.0},
+                                         "gradebook_max": {"tiled": 15.0}}}}
+    comment = feedback.stage_comments(results)["tiled"]
+    assert "is below" not in comment and "Likely cause:" in comment and "stops 1 tile short" in comment, comment
+    assert f"feedback/ann/{ASSIGNMENT}/index.html" in comment, comment
+    assert f"File graded: submitted/ann/{ASSIGNMENT}/s2_tiled-Copy1.ipynb" in comment, comment
