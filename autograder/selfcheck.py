@@ -144,12 +144,13 @@ def _grammar_names(namespace):
 
 def _cell_files(namespace):
     """{file: names of the functions defined in it}: a notebook's cells, each a file of IPython's."""
-    files = {}
+    files, here = {}, namespace.get("__name__")
     for name, value in namespace.items():
         if name.startswith("_") or not (isinstance(value, types.FunctionType) or L.is_cuda_kernel(value)):
             continue
-        code = getattr(getattr(value, "py_func", value), "__code__", None)
-        if code is not None:
+        func = getattr(value, "py_func", value)
+        code = getattr(func, "__code__", None)
+        if code is not None and getattr(func, "__module__", here) == here:  # not `check`, imported from here
             files.setdefault(code.co_filename, []).append(name)
     return files
 
@@ -459,10 +460,14 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     with warnings.catch_warnings():
         quiet_numba_warnings()
         run = _Run(stage, namespace, seed)
-        print(f"Self-check of stage {stage.number} ({stage.title}) in the "
-              f"{'CUDA simulator (no GPU)' if run.sim else 'GPU'}"
+        print(f"Self-check of stage {stage.number} ({stage.title}) "
+              f"{'in the CUDA simulator (no GPU)' if run.sim else 'on the GPU'}"
               + (f", TILE = {run.tile}" if run.tile else "") + ":")
-        if run.ready():
+        if not run.sim and not run.cuda.is_available():
+            run.skip("every check", "There is no GPU here and the CUDA simulator is off: Numba was imported before "
+                     "the setup cell chose the simulator (a cell run before it, out of order). Restart the kernel "
+                     "(Kernel > Restart) and run the cells from the top.")
+        elif run.ready():
             run.compile_checks()
             run.correctness()
             if run.sim:
@@ -471,7 +476,8 @@ def check(stage_name, namespace=None, plot=True, seed=None):
                 run.plot()
     report = run.report
     n = sum(1 for _, ok, _ in report.results if ok)
-    verdict = ("all passed" if report.passed else f"{len(report.results) - n} failed")
+    verdict = (("all passed" if report.results else "none run") if report.passed
+               else f"{len(report.results) - n} failed")
     if report.skipped:
         verdict += f"; not run here: {', '.join(name for name, _ in report.skipped)}"
     print(f"{n} of {len(report.results)} self-checks passed ({verdict}, {time.perf_counter() - started:.1f} s). "

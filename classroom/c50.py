@@ -232,13 +232,16 @@ def grade_checkout(workspace=".", env=None):
         results = grade_mod.grade(workspace, out, device, stages, student=student)
     finally:
         os.environ.update(saved)
-    files = {stage.name: rel for stage, _, rel, _ in grade_mod.pick_files(workspace, stages or _stages())}
+    picked = grade_mod.pick_files(workspace, stages or _stages())
+    files = {stage.name: rel for stage, _, rel, _ in picked}
     result = to_result(results, env, files)
     status, summary = status_and_summary(result)
     with open(os.path.join(workspace, "result.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
-    graded = {s: f for s, f in files.items() if f}
+    # as summary.md has it: the file graded and why another file of the stage was not ("... also defines stage ...")
+    graded = {stage.name: " ".join(x for x in (rel, f"({note})" if note else "") if x)
+              for stage, _, rel, note in picked if rel or note}
     body = report.job_summary(results, graded, title=f"{env.get('ASSIGNMENT') or 'matmul'}")
     with open(os.path.join(workspace, "release-body.md"), "w", encoding="utf-8") as f:
         f.write(body + f"\nStatus: {summary}\n")

@@ -57,16 +57,35 @@ def stage_points(results, stage):
     return f"{got:g} / {tier:g} in the simulator; {full:g} with a GPU"
 
 
+BELOW = " (the likely cause is below)"
+
+
+def _shorten(line, width):
+    """`line` in at most `width` characters, cut after a whole sentence where one fits."""
+    if len(line) <= width:
+        return line
+    end = line.rfind(". ", 0, width - 3)
+    return line[:end + 1] if end > width // 3 else line[: width - 3] + "..."
+
+
 def _reason(output, width=220):
+    """The first line of a check's message, with its likely cause where the message gives one further down (a
+    comment has no "below")."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()] or ["no reason given"]
     line = lines[0] if not lines[0].endswith(":") or len(lines) < 2 else f"{lines[0]} {lines[1]}"
-    return line if len(line) <= width else line[: width - 3] + "..."
+    cause = next((ln for ln in lines[1:] if ln.startswith("Likely cause:")), "")
+    if cause and cause not in line:
+        return _shorten(line.replace(BELOW, ""), width) + " " + _shorten(cause, width + 80)
+    return _shorten(line.replace(BELOW, ""), width)
 
 
 def stage_comments(results):
     """{stage: comment}: why each lost point was lost, one line per reason, for the score cell's comment in
     nbgrader's gradebook (formgrader shows it beside the score; nbgrader's feedback prints it)."""
     comments = {}
+    course = results["extra_data"]["course"]
+    student, assignment = course.get("student", "<student>"), course.get("assignment", "<assignment>")
+    where, page_path = f"submitted/{student}/{assignment}/", f"feedback/{student}/{assignment}/index.html"
     for stage in STAGES:
         rows = [r for r in checks_of(results) if r[0] == stage.name]
         if not rows:
@@ -85,9 +104,12 @@ def stage_comments(results):
             lines = [head, f"Failed ({len(failed)} checks): {next(iter(reasons))}"]
         else:
             lines = [head] + [f"Failed {', '.join(dict.fromkeys(names))}: {why}" for why, names in reasons.items()]
+        graded = (results["extra_data"].get("files") or {}).get(stage.name)
+        if graded and graded != f"{stage.module}.ipynb":
+            lines.insert(1, f"File graded: {where}{graded} (shown under the released name {stage.module}.ipynb).")
         if any(status == "skipped" for _, _k, status, *_ in rows):
             lines.append("Speed not timed here (no GPU): this grade is provisional.")
-        lines.append("The feedback page has each check's full message.")
+        lines.append(f"The feedback page {page_path} has each check's full message.")
         comments[stage.name] = "\n".join(lines)
     return comments
 

@@ -438,14 +438,15 @@ class ClassGrader(ClassRecords):
                  "record, tier, provisional; README: What to upload).")
         rel = os.path.relpath(self.course)
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
-                 f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook "
-                 f"(cd {rel} && nbgrader export: gradebook-export.csv).")
+                 f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook.")
+        self.say("\n".join(["Run from here:"] + [f"  {line}" for line in self.nbgrader_commands()]))
         if self.started is not None and "grading" in self.phases:
             total = time.perf_counter() - self.started
             self.say(f"This run took {total:.1f} s: {self.phases['set-up']:.1f} s before the first student (the "
                      f"gradebook; workers start meanwhile), {self.phases['grading']:.1f} s grading, "
                      f"{total - self.phases['set-up'] - self.phases['grading']:.1f} s for this summary.")
 
+<<<<<<< HEAD
     def say_overrides(self):
         """Every score a TA set by hand in formgrader, with make grade's beside it; a re-grade that changed make
         grade's score under one is said with both scores. The hand score stands (nbgrader counts a manual_score
@@ -466,6 +467,18 @@ class ClassGrader(ClassRecords):
                          f"from {o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} "
                          "still stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
             self.say(line)
+=======
+    def nbgrader_commands(self):
+        """The nbgrader commands the summary prints, as they run from the current folder: `cd` into the course, then
+        this interpreter's nbgrader by its path from there (outside the venv a bare `nbgrader` is not found)."""
+        import shlex
+        rel = os.path.relpath(self.course)
+        tool = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "nbgrader")
+        tool = os.path.relpath(tool, self.course)
+        cd = f"cd {shlex.quote(rel)} && {shlex.quote(tool)}"
+        return [f"{cd} export                      # gradebook-export.csv, with each student's tier",
+                f"{cd} generate_feedback {self.assignment}   # nbgrader's page of each notebook, beside index.html"]
+>>>>>>> c35b
 
     def collect(self, students=None):
         """Store every staged result (the collecting step of a Slurm run); returns how many."""

@@ -148,7 +148,9 @@ class Git:
     def run(self, *args, check=True):
         p = subprocess.run(["git", "--git-dir", self.path, *args], capture_output=True, text=True)
         if check and p.returncode != 0:
-            raise RuntimeError((p.stderr.strip().splitlines() or [f"git {args[0]} failed"])[-1])
+            # git's whole message: its last line alone ("and the repository exists.") says nothing
+            raise RuntimeError(" ".join(ln.strip() for ln in p.stderr.splitlines() if ln.strip())
+                               or f"git {args[0]} failed (exit status {p.returncode})")
         return p
 
     def out(self, *args):

@@ -89,6 +89,18 @@ def drop_duplicate_score_cells(gb, assignment=ASSIGNMENT):
     return len(cells)
 
 
+def solution_cells(gb, assignment=ASSIGNMENT):
+    """{notebook name: names of its solution cells} as the gradebook records them (`nbgrader generate_assignment`
+    records them; a course graded without a release has none)."""
+    from nbgrader.api import Assignment, Notebook, SolutionCell
+    rows = (gb.db.query(Notebook.name, SolutionCell.name).join(SolutionCell, SolutionCell.notebook_id == Notebook.id)
+            .join(Assignment, Assignment.id == Notebook.assignment_id).filter(Assignment.name == assignment).all())
+    found = {}
+    for notebook, cell in rows:
+        found.setdefault(notebook, []).append(cell)
+    return found
+
+
 def record(gb, student, stage_scores, timestamp=None, assignment=ASSIGNMENT, comments=None):
     """Store one student's engine scores ({stage name: points}) and commit.
 
@@ -174,5 +186,9 @@ def _record(gb, student, stage_scores, timestamp, assignment, comments):
             comment = Comment(cell_id=cell.id, notebook=grade.notebook)
             gb.db.add(comment)
         comment.auto_comment = comments.get(stage.name) or None
+        for solution in grade.notebook.notebook.solution_cells:  # nbgrader's feedback reads a comment of each
+            if not gb.db.query(Comment).filter(Comment.cell_id == solution.id,
+                                               Comment.notebook_id == grade.notebook.id).first():
+                gb.db.add(Comment(cell_id=solution.id, notebook=grade.notebook))
     gb.db.commit()
     return kept

@@ -1,7 +1,7 @@
 """What a class run stores per student, and reads back: the course's records of `make grade`.
 
 For each graded student, in this order: the gradebook (committed), formgrader's copy of the notebooks
-(COURSE/autograded/<student>/), the feedback page, then results.json, which marks the student done and records the
+(COURSE/autograded/<student>/, each stage under its released name: course/autograded.py), the feedback page, then results.json, which marks the student done and records the
 grading key (the submission's content hash, the grading config, the device tier and the grader's version). Workers
 and Slurm tasks stage results in COURSE/.grading/<assignment>/graded/; only the collecting process (one at a time: a
 lock) stores them.
@@ -306,12 +306,10 @@ class ClassRecords:
         stamp = stamp if isinstance(stamp, str) and valid_timestamp(stamp) else None  # a result staged before checks
         course["overrides"] = gb_mod.record(gb, student, course["stage_scores"], stamp, self.assignment,
                                             comments=feedback.stage_comments(data))
-        autograded = self.autograded_path(student)
-        os.makedirs(autograded, exist_ok=True)
-        from autograder.reading.files import copy_regular
-        for name in os.listdir(folder) if os.path.isdir(folder) else []:
-            if name.endswith(".ipynb") or name == "timestamp.txt":  # regular files only (never a link's target)
-                copy_regular(os.path.join(folder, name), os.path.join(autograded, name))
+        from autograder.config import stage_max
+        from . import autograded
+        autograded.write(self.autograded_path(student), folder, data["extra_data"].get("files") or {},
+                         gb_mod.solution_cells(gb, self.assignment), stage_max(self.cfg), student, self.assignment)
         self.write_feedback(student, data)
 
     def write_feedback(self, student, data):

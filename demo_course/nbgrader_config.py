@@ -6,6 +6,11 @@ c.CourseDirectory.course_id = "matmul-demo"
 # `nbgrader export` writes here unless given --to: grades.csv is `make grade`'s own table.
 c.ExportPlugin.to = "gradebook-export.csv"
 
+# nbgrader's exchange (release_assignment, collect; formgrader's banner names it). This course does not need it:
+# `make grade` reads COURSE/submitted/<student>/matmul/. This is nbgrader's default; to use the exchange, create the
+# folder (mkdir -p -m 777 /usr/local/share/nbgrader/exchange) or name another one here.
+c.Exchange.root = "/usr/local/share/nbgrader/exchange"
+
 # ---- course hooks (the same in every course folder: demo_course/nbgrader_config.py is checked against this) ----
 
 # This course is graded by `make grade` (every check in a sandboxed child; scores written into this gradebook),
@@ -66,6 +71,24 @@ try:
         return convert_notebooks
     if not getattr(_GenerateFeedback.convert_notebooks, "keeps_make_grade_files", False):  # once per process
         _GenerateFeedback.convert_notebooks = _keeping_make_grade_files(_GenerateFeedback.convert_notebooks)
+
+    # Without --force nbgrader skips a student whose feedback folder exists, and `make grade` always makes one (its
+    # index.html): the plain command made no page. A student is done here when each autograded notebook has its page,
+    # newer than the notebook (`make grade` writes the notebooks again when it grades the student again).
+    def _when_pages_are_missing_or_older(init_destination):
+        def wrapped(self, assignment_id, student_id):
+            excluded = student_id in (self.coursedir.student_id_exclude or "").split(",")
+            dest = _os.path.normpath(self._format_dest(assignment_id, student_id))
+            if not self.force and not excluded and self.coursedir.notebook_id == "*" and _os.path.isdir(dest):
+                for notebook in self.notebooks:
+                    page = _os.path.join(dest, _os.path.splitext(_os.path.basename(notebook))[0] + ".html")
+                    if not _os.path.isfile(page) or _os.path.getmtime(page) < _os.path.getmtime(notebook):
+                        return True
+            return init_destination(self, assignment_id, student_id)
+        wrapped.when_pages_are_missing = True
+        return wrapped
+    if not getattr(_GenerateFeedback.init_destination, "when_pages_are_missing", False):
+        _GenerateFeedback.init_destination = _when_pages_are_missing_or_older(_GenerateFeedback.init_destination)
 except ImportError:  # not loaded by nbgrader
     pass
 

@@ -40,8 +40,10 @@ except ImportError:  # a copy without the course's harness (the Classroom templa
 
     def check(stage):
         print(f"Self-check for stage {stage!r} not available here: it needs the course's autograder package. "
-              "Install it where this notebook runs (no GPU needed): `pip install matmul_gpu_course-<version>-py3-none-any.whl` "
-              "(the file your course gives; `make selfcheck-package` builds it from the course repository), then "
+              "Install it where this notebook runs (no GPU needed): "
+              '`pip install "matmul_gpu_course-<version>-py3-none-any.whl[ptx,plot]"` (the file your course gives; '
+              "[ptx] adds the CUDA compiler, [plot] the plots; `make selfcheck-package` builds it from the course "
+              "repository), then "
               "restart the kernel and run the notebook again.")
 
 quiet_numba_warnings()

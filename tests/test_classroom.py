@@ -6,6 +6,7 @@ workflow's own grading step on a demo student in the simulator tier, and run Gra
 run_autograder from the autograder zip.
 """
 import json
+import re
 import os
 import shutil
 import stat
@@ -332,3 +333,22 @@ def test_make_release_writes_the_classroom50_config_files_and_template(built_tem
     (tpl / ".github" / "workflows").mkdir(parents=True)
     (tpl / ".github" / "workflows" / "autograde.yaml").write_text("name: x\n")
     assert any("autograde.yaml" in f for f in template.findings(str(tpl), "classroom50"))
+
+
+def _pip_requirements(text):
+    """The quoted requirements of every `pip install` line of a Markdown text, the wheel's version as <version>."""
+    found = set()
+    for line in text.splitlines():
+        if "pip install" in line:
+            for req in re.findall(r'"([^"]+)"', line.split("pip install", 1)[1].split("#")[0]):
+                found.add(re.sub(r"matmul_gpu_course-[^-]+-py3", "matmul_gpu_course-<version>-py3", req))
+    return found
+
+
+def test_the_template_readme_gives_the_main_readmes_install_advice():
+    """A student reads one of the two READMEs: both install the same things (the wheel with [ptx,plot], or the
+    compiler pinned as the package pins it)."""
+    main = _pip_requirements(open(os.path.join(ROOT, "README.md"), encoding="utf-8").read())
+    template = _pip_requirements(open(os.path.join(ROOT, "classroom", "template", "README.md"), encoding="utf-8").read())
+    assert template and template <= main, (template - main, main)
+    assert "matmul_gpu_course-<version>-py3-none-any.whl[ptx,plot]" in template

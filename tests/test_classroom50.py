@@ -248,3 +248,17 @@ def test_autograder_makes_the_graders_venv_on_a_hosted_runner(tmp_path):
     p = run_like_the_runner(os.path.join(c50.FILES), ws, env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert (ws / "which-python").read_text() == str(tmp_path / "runner-temp" / "matmul-grader-venv")
+
+
+def test_the_release_text_says_which_file_of_a_stage_was_not_graded(tmp_path, monkeypatch):
+    """Classroom 50's release text names the file graded and the copy beside it that was not, as summary.md does."""
+    from classroom import grade as grade_mod
+    ws = checkout(tmp_path, "ada")
+    shutil.copyfile(ws / "notebooks" / "s1_naive.ipynb", ws / "notebooks" / "s1_naive-Copy1.ipynb")
+    monkeypatch.setattr(grade_mod, "grade", lambda *args, **kwargs: results_of(check("naive", "compiles", "passed", 2, 2)))
+    env = runner_env("ada", tmp_path, tmp_path / "github_output")
+    env["MATMUL_STAGES"] = "naive"
+    monkeypatch.chdir(ws)
+    c50.grade_checkout(str(ws), env)
+    body = (ws / "release-body.md").read_text()
+    assert "notebooks/s1_naive.ipynb" in body and "s1_naive-Copy1.ipynb also defines stage naive: not graded" in body, body

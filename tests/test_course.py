@@ -524,12 +524,19 @@ def formgrader(course):
                                "--ip=127.0.0.1", "--allow-root", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}"],
                               cwd=course, stdout=log, stderr=subprocess.STDOUT)
 
-    def call(method, path):
+    def call(method, path, raw=False):
+        """The JSON answer, or with raw=True (status, the page's text) of a page, an error page included."""
         req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
                                      data=b"" if method == "POST" else None,
                                      headers={"Authorization": f"token {token}"})
-        with urllib.request.urlopen(req, timeout=300) as r:
-            return json.loads(r.read() or b"null")
+        try:
+            with urllib.request.urlopen(req, timeout=300) as r:
+                body, status = r.read(), r.status
+        except urllib.error.HTTPError as exc:
+            if not raw:
+                raise
+            body, status = exc.read(), exc.code
+        return (status, body.decode("utf-8", "replace")) if raw else json.loads(body or b"null")
     try:
         for _ in range(120):
             try:

@@ -181,6 +181,9 @@ def test_late_commits_are_ignored_and_tampering_is_flagged(repos):
     assert "history rewritten: submit/2026-03-01T12-00-00Z-" in flags and "no longer on main" in flags
     assert mal["commit"] == git(work / "mal", "rev-parse", "HEAD")           # the rewritten one is what exists
     assert nobody["commit"] is None and any(f.startswith("fetch failed") for f in nobody["flags"])
+    failed = next(f for f in nobody["flags"] if f.startswith("fetch failed"))  # git's whole error, not its last line
+    assert "does not appear to be a git repository" in failed or "not found" in failed, failed
+    assert not failed.startswith("fetch failed: and the repository exists"), failed
     assert not (base / "course" / "submitted" / "nobody").exists()
 
     with open(base / "course" / "repos.csv", encoding="utf-8") as f:

@@ -167,3 +167,14 @@ def test_a_deleted_graded_cell_is_named_not_blamed_on_a_rename(tmp_path):
     compile_row = next(c for c in r.checks if c.key == "compiles")
     assert "the graded cell `s2_tiled-matmul_tiled_kernel` is missing from s2_tiled.ipynb" in compile_row.output
     assert "keep the names" not in compile_row.output and r.score == 0 and not r.children
+
+
+def test_the_notebooks_install_hint_installs_what_the_readme_does():
+    """A student without the self-check package follows the notebook's own hint: it installs the wheel with the
+    CUDA compiler ([ptx]) and the plots, as the README says, not the wheel alone (no compiler)."""
+    import re
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    wanted = re.search(r'pip install "(matmul_gpu_course-[^"]+)"', readme).group(1)
+    wanted = re.sub(r"matmul_gpu_course-[^-]+-py3", "matmul_gpu_course-<version>-py3", wanted)
+    hint = re.search(r'pip install \\?"?(matmul_gpu_course-[^`"\\]+)', notebooks.SETUP_CODE).group(1)
+    assert "[ptx" in wanted and hint == wanted, (hint, wanted)

@@ -122,3 +122,40 @@ def test_a_grading_machine_without_the_cuda_compiler_costs_no_point(tmp_path):
     for key in ("compiles", "shared_memory"):
         (row,) = [c for c in checks if c[0] == key]
         assert row[1] == "skipped" and row[2] and "no CUDA compiler" in row[3], row
+
+
+OUT_OF_ORDER = r"""
+import os, runpy, sys
+os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+from numba import cuda                          # a cell run before the setup cell: Numba is imported first
+print("GPU=" + str(cuda.is_available()))
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"       # then the setup cell, too late
+from autograder.selfcheck import check
+namespace = runpy.run_path(sys.argv[1])
+namespace["check"] = check
+check("naive", namespace, plot=False)
+"""
+
+
+def test_a_self_check_run_out_of_order_says_to_restart_and_cites_no_line_of_its_own():
+    """Numba imported before the setup cell chose the simulator, on a machine without a GPU: the self-check says
+    what happened and what to do, not "in the GPU", and never cites a line of its own package as a cell's line."""
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    p = subprocess.run([sys.executable, "-c", OUT_OF_ORDER, os.path.join(ROOT, "solutions", "s1_naive.py")],
+                       capture_output=True, text=True, env=env, timeout=600)
+    if "GPU=True" in p.stdout:
+        pytest.skip("this machine has a GPU: the self-check runs on it")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    said = " ".join(p.stdout.split())
+    assert "in the GPU" not in said and "of the cell defining check" not in said, said
+    assert "the CUDA simulator is off" in said and "run the cells from the top" in said, said
+    assert "FAIL" not in said, said
+
+
+def test_the_self_checks_own_functions_are_not_taken_for_cells():
+    """`check`, imported into the notebook, lives in the package: a traceback line in it is no cell's line."""
+    from autograder import selfcheck
+    namespace = {"__name__": "__main__", "check": selfcheck.check}
+    exec(compile("def matmul_naive(A, B, C):\n    pass\n", "<cell 7>", "exec"), namespace)
+    assert selfcheck._cell_files(namespace) == {"<cell 7>": ["matmul_naive"]}

@@ -80,14 +80,17 @@ def _likely_cause(C, A, B, ref, wrong, tile, tol):
                 "A[row, k] needs row < M and k < K; B[k, col] needs k < K and col < N.")
     if tile:  # whole tiles along K skipped: the product stops short at a multiple of the tile
         full = -(-K // tile)
-        for j in range(full - 1 if K % tile else full):  # j tiles done (the partial-tile case is the next check)
+        # j tiles done; the partial last tile skipped is the next check, except where it is the only tile (K < TILE)
+        for j in range(full - 1 if K % tile and K > tile else full):
             k = j * tile
             if _close(C, reference(A[:, :k], B[:k]) if k else np.zeros_like(ref), 1e-4):
                 short = full - j
-                return (f"C holds the product of only the first {k} of K = {K} columns of A (rows of B): the loop "
-                        f"over tiles stops {short} tile{'s' if short > 1 else ''} short (the last tile along K is "
-                        f"missing). Loop over all ceil(K / TILE) = {full} tiles, e.g. for t in range((K + TILE - 1) "
-                        "// TILE).")
+                what = (f"C is all zeros: no tile along K was summed (K = {K} is smaller than TILE = {tile}, so its "
+                        "one tile is a partial one, and range(K // TILE) is empty)" if K < tile else
+                        f"C holds the product of only the first {k} of K = {K} columns of A (rows of B)")
+                return (f"{what}: the loop over tiles stops {short} tile{'s' if short > 1 else ''} short (the last "
+                        f"tile along K is missing). Loop over all ceil(K / TILE) = {full} tiles, e.g. for t in "
+                        "range((K + TILE - 1) // TILE), and load zeros past the edge.")
     if tile and K % tile and K > tile and _close(C, reference(A[:, :K - K % tile], B[:K - K % tile]), 1e-4):
         return (f"the last partial tile along K is ignored (K = {K} is not a multiple of TILE = {tile}): "
                 "loop over ceil(K / TILE) tiles and load zeros past the edge.")

@@ -54,6 +54,8 @@ def test_known_bad(grade_text, name):
     (16, 16, 16, 0, "stops 1 tile short"),        # range(K // TILE - 1) on one tile: C is exactly 0
     (32, 64, 32, 48, "first 48 of K = 64"),       # the last of four tiles skipped
     (20, 40, 20, 16, "stops 2 tiles short"),      # K = 40: tiles 16, 16, 8; only the first done
+    (20, 5, 20, 0, "stops 1 tile short"),         # K < TILE: one partial tile, range(K // TILE) runs none: C is 0
+    (16, 12, 24, 0, "K = 12 is smaller than TILE = 16"),
 ])
 def test_skipped_tiles_along_k_are_named(M, K, N, done, says):
     """A loop over tiles that stops short (range(K // TILE - 1)) leaves C the product truncated along K: the
