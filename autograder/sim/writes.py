@@ -64,11 +64,13 @@ class WriteLog:
         ctx = self.sim._kernel_context
         if ctx is None:
             return 0, None
-        if ctx is not self.ctx:
-            self.ctx = ctx
-            self.launch += 1
-            grid, block = tuple(ctx.gridDim), tuple(ctx.blockDim)
-            self.dims.append((grid, block, block[0] * block[1] * block[2]))
+        if ctx is not self.ctx:                  # a new launch (the simulator makes a context per launch)
+            with self.lock:
+                if ctx is not self.ctx:
+                    grid, block = tuple(ctx.gridDim), tuple(ctx.blockDim)
+                    self.dims.append((grid, block, block[0] * block[1] * block[2]))
+                    self.launch += 1
+                    self.ctx = ctx
         t = threading.current_thread()
         try:
             return t._lu_stamp, t
