@@ -174,6 +174,10 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
     """'' when every element of C that the sampled run's blocks wrote (the others keep the NaN poison) is right and
     some were written, else why none of its counters can be credited, naming the first wrong element."""
     import numpy as np
+    lost = lost_update_message((facts or {}).get("c_writes"))
+    if lost:
+        return ("not credited: the sampled simulator run at the graded size wrote C from more than one thread per "
+                "element, which a GPU does not compute reliably.\n" + lost)
     if ((facts or {}).get("races") or {}).get("count"):
         return ""  # the race check fails for it; the counters still describe the kernel
     M, K = A.shape
