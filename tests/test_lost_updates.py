@@ -224,6 +224,10 @@ def test_a_lost_update_in_the_instrumented_run_credits_no_counter():
     assert correct.instrumented_product(C, A, B, 1e-5, 16, 0, {"c_writes": conflict_facts(count=0)}) == ""
     why = correct.instrumented_product(C, A, B, 1e-5, 16, 0, {"c_writes": conflict_facts()})
     assert why.startswith("not credited") and "C[3, 5]" in why
+    # the sampled run at the graded size too
+    assert correct.sampled_product(C, A, B, 1e-5, 0, {"c_writes": conflict_facts(count=0)}) == ""
+    why = correct.sampled_product(C, A, B, 1e-5, 0, {"c_writes": conflict_facts()})
+    assert why.startswith("not credited") and "two threads update C[3, 5]" in why
 
 
 @pytest.mark.slow
@@ -356,3 +360,12 @@ def test_the_skipped_loads_bar_follows_the_blocks_footprint():
     # a TILE the grader cannot read: the footprint still bounds the loads
     assert not data_reuse.judge_sim(reuse_facts(M, K, N, need, 16 * 32, 16), 16, 0.5, tile_known=False)[0]
     assert data_reuse.judge_sim(reuse_facts(M, K, N, need, 4 * 64, 4), 16, 0.5, tile_known=False)[0]
+    # the sampled run at the graded size: two interior blocks of 32 x 32 outputs each, whole tiles
+    sampled = reuse_facts(M, K, N, K * 2 * 64, 2 * 64, 2)
+    sampled["global_loads"]["outputs"] = 2 * 1024
+    sampled["global_loads"]["reuse"] = 2 * K * 2048 / (K * 2 * 64)
+    sampled["sampled"] = {"blocks": [[0, 0, 0], [1, 0, 0]], "outputs": 2048}
+    ok, msg = data_reuse.judge_sim(sampled, 16, 0.5)
+    assert ok, msg
+    sampled["global_loads"]["reuse"] *= 1.5
+    assert not data_reuse.judge_sim(sampled, 16, 0.5)[0]
