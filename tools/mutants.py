@@ -47,6 +47,19 @@ TILED_LOOP_END = ("            acc += sA[ty, k] * sB[k, tx]\n        cuda.syncth
 TRANSPOSED_LOOP_END = ("            acc += sA[ty, k] * sBT[tx, k]\n        cuda.syncthreads()\n",
                        "            acc += sA[ty, k] * sBT[tx, k]\n")
 
+# stage 1 with two lanes per element of C, each taking half of the K loop and adding its half into C (zeroed by a
+# launch of its own): right in the simulator, which runs one thread at a time; on a GPU one of the two updates is lost
+SPLIT_K_LANES = (
+    ("@cuda.jit\ndef matmul_naive_kernel(A, B, C):\n    col, row = cuda.grid(2)\n",
+     "@cuda.jit\ndef zero_kernel(C):\n    col, row = cuda.grid(2)\n    if row < C.shape[0] and col < C.shape[1]:\n"
+     "        C[row, col] = float32(0.0)\n\n\n"
+     "@cuda.jit\ndef matmul_naive_kernel(A, B, C):\n    lane, row = cuda.grid(2)\n    col = lane // 2\n"),
+    ("        for k in range(K):\n", "        for k in range(lane % 2, K, 2):\n"),
+    (NAIVE_LAUNCH, "    zero_kernel[blocks, (BLOCK, BLOCK)](C)\n    lanes = (math.ceil(2 * N / BLOCK), math.ceil(M / BLOCK))\n"
+                   "    matmul_naive_kernel[lanes, (BLOCK, BLOCK)](A, B, C)"))
+LOST_UPDATE = ("        C[row, col] = acc\n", "        C[row, col] += acc\n")
+SPLIT_K_ATOMIC = ("        C[row, col] = acc\n", "        cuda.atomic.add(C, (row, col), acc)\n")  # honest
+
 KNOWN_BAD = {
     # compiles
     "syntax error": KnownBad("naive", (("def matmul_naive_kernel(A, B, C):", "def matmul_naive_kernel(A, B, C)"),),
@@ -84,6 +97,8 @@ KNOWN_BAD = {
                                                     "        for k in range(K):\n            if row < M and col < N:\n"
                                                     "                acc += A[row, k] * B[k, col]\n"),),
                                         "correct", "outside an array"),
+    "two lanes add into one element": KnownBad("naive", SPLIT_K_LANES + (LOST_UPDATE,), "correct",
+                                               "without cuda.atomic.add; on a GPU one update is lost"),
     "store far past C": KnownBad("naive", (("        C[row, col] = acc\n",
                                             "        C[row, col] = acc\n        if row == 0 and col == 0:\n"
                                             "            C[row + 1000000, col] = acc\n"),), "correct", "outside an array"),

@@ -137,7 +137,7 @@ def judge(g, group, result, inputs, n_groups):
     problem = child_problem(result)
     if problem:
         return check.verdict(False, problem)
-    lines, ok = [], True
+    lines, ok, told = [], True, False
     for i, facts in enumerate(result.facts["shapes"]):
         A, B = inputs[f"A{i}"], inputs[f"B{i}"]
         shape = f"{A.shape[0]}x{A.shape[1]} @ {B.shape[0]}x{B.shape[1]}"
@@ -156,6 +156,10 @@ def judge(g, group, result, inputs, n_groups):
         if facts.get("writes_past_end"):
             passed = False
             message += past_end_message(facts["writes_past_end"])
+        lost = lost_update_message(facts.get("c_writes"), brief=told)
+        told = told or bool(lost)
+        if lost:
+            passed, message = False, message + "\n" + lost
         ok &= passed
         lines.append(message)
     missing = len(inputs) // 2 - len(result.facts["shapes"])
@@ -173,6 +177,10 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
     """'' when every element of C that the sampled run's blocks wrote (the others keep the NaN poison) is right and
     some were written, else why none of its counters can be credited, naming the first wrong element."""
     import numpy as np
+    lost = lost_update_message((facts or {}).get("c_writes"))
+    if lost:
+        return ("not credited: the sampled simulator run at the graded size wrote C from more than one thread per "
+                "element, which a GPU does not compute reliably.\n" + lost)
     if ((facts or {}).get("races") or {}).get("count"):
         return ""  # the race check fails for it; the counters still describe the kernel
     M, K = A.shape
@@ -199,11 +207,54 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
                    "small shapes and wrong at this size treats sizes differently (a branch on M, N, K or the grid)")
 
 
+def _thread(side):
+    where = f"line {side['line']} (`{side['source']}`)" if side.get("line", -1) > 0 else "a line outside the kernel file"
+    how = " through cuda.atomic" if side.get("atomic") else ""
+    return (f"block {tuple(side['block'])} thread {tuple(side['thread'])}{how} at {where}")
+
+
+def lost_update_message(c_writes, brief=False):
+    """'' when no two threads of one launch stored to the same element of C (sim/writes.py), else which element,
+    which threads and lines, the likely cause and the fix (`brief`: only the first two, said once already)."""
+    if not c_writes or not c_writes.get("count"):
+        return ""
+    examples = c_writes.get("examples") or []
+    count = c_writes.get("elements") or c_writes["count"]
+    many = f"{count} element{'s' if count != 1 else ''} of C {'were' if count != 1 else 'was'} written"
+    if not examples:
+        return (f"Lost updates: {many} by two threads of one launch, at least one of them with a plain store; on a "
+                "GPU one of the updates is lost. Give each element of C to one thread, or update it only through "
+                "cuda.atomic.add.")
+    ex = examples[0]
+    i, j = ex["index"][:2]
+    first, second = ex["first"], ex["second"]
+    if first.get("atomic") or second.get("atomic"):
+        cause = (f"one thread stores to C[{i}, {j}] plainly while another updates it through cuda.atomic in the same "
+                 "launch; an atomic orders nothing against a plain store, so on a GPU one update is lost (set C "
+                 "in a launch of its own, before the atomics)")
+    elif ex.get("update"):
+        cause = f"two threads update C[{i}, {j}] without cuda.atomic.add; on a GPU one update is lost"
+    else:
+        cause = (f"two threads store to C[{i}, {j}] in the same launch; on a GPU either store may land last, so one "
+                 "result is lost")
+    head = (f"Lost update: {many} by more than one thread of the same launch. C[{i}, {j}]: {_thread(first)}, "
+            f"then {_thread(second)}.")
+    if brief:
+        return head + " (see above)"
+    return (f"{head} The simulator runs one thread at a time, so C came out right here; a GPU "
+            f"runs them together. Likely cause: {cause}. Give each element of C to exactly one thread (accumulate "
+            "in a local variable and store once), or add into it with cuda.atomic.add(C, (row, col), value).")
+
+
 def instrumented_product(C, A, B, tol, tile=None, past_end=0, facts=None):
     """'' when the C of the simulator's instrumented run (races, bank conflicts, data reuse) is the product of A and B,
     else why none of its counters can be credited, with where C is wrong. A wrong C that a race the run found explains
     (the simulator runs a block's threads one after another, so a missing barrier corrupts C there) voids nothing:
     the race check fails for it, and the loads and bank counts still describe the kernel."""
+    lost = lost_update_message((facts or {}).get("c_writes"))
+    if lost:
+        return ("not credited: the instrumented simulator run wrote C from more than one thread per element, which "
+                "a GPU does not compute reliably.\n" + lost)
     if ((facts or {}).get("races") or {}).get("count"):
         return ""
     M, K = A.shape

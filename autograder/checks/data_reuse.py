@@ -23,11 +23,26 @@ def tiled_reuse(M, N, tile):
     return 2 * M * N / (M * bx + N * by), N / bx, M / by
 
 
+def footprint_reuse(facts):
+    """The most reuse a correct product can have given which block wrote which element of C, or None unknown.
+
+    A block that writes elements of C in R rows and S columns must read those R rows of A and S columns of B
+    whole, K elements each, at least once (blocks share no shared memory): K (R + S) loads. A block computing
+    2 TILE x 2 TILE outputs (2 x 2 per thread) reaches 2 TILE, twice a TILE x TILE block."""
+    rc = ((facts.get("c_writes") or {}).get("footprint") or {}).get("rows_plus_cols")
+    g = facts.get("global_loads") or {}
+    if not rc or not g.get("outputs") or not g.get("naive_loads_per_output"):
+        return None
+    return 2 * g["outputs"] / rc
+
+
 def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
     """(passed, message): the reuse 2K / (global loads per output) must reach `reuse_fraction` of what a kernel
-    tiled by `tile` reaches at the run's shape (tiled_reuse). More than that fails too (loads were skipped) where
-    `tile` is the module's own TILE; not where it stands for one the course does not allow (`tile_known` False: a
-    kernel tiled by 32 that the grader cannot read as such)."""
+    tiled by `tile` reaches at the run's shape (tiled_reuse). More than a correct product can reach fails too
+    (loads were skipped): more than the blocks' footprint in C allows (footprint_reuse) and more than `tile`
+    allows where it is the module's own TILE (`tile_known` False: one the course does not allow, a kernel tiled by
+    32 that the grader cannot read as such). Several outputs per thread (register blocking) reach more than TILE
+    honestly: their blocks cover more of C."""
     missing, msg = missing_facts(facts, "global_loads")
     if missing:
         return False, msg
@@ -53,14 +68,23 @@ def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
     head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory (the naive "
             f"kernel loads 2K = {naive}, a kernel tiled by {tile} loads {naive / ideal:.4g} at M x K x N = {M} x {K} x "
             f"{N}{edges}): every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")
-    if reuse > ideal * (1 + SLACK) and tile_known:
-        return False, (f"{head}, more than the {ideal:.4g} a kernel tiled by {tile} can reach here: loads were "
-                       "skipped. A complete product reads every element of A and B once per tile step; look for a "
-                       "loop over the tiles that stops early (range(K // TILE - 1) drops the last tile) or a tile "
-                       "larger than TILE")
+    most = footprint_reuse(facts)
+    bounds = [b for b in (ideal if tile_known else None, most) if b is not None]
+    if bounds and reuse > max(bounds) * (1 + SLACK):
+        fp = facts["c_writes"]["footprint"] if most is not None else None
+        limit = (f"the {most:.4g} its blocks can reach here (they wrote C in {fp['blocks']} block"
+                 f"{'s' if fp['blocks'] != 1 else ''} spanning {fp['rows_plus_cols']} rows and columns in all, each "
+                 f"of which needs a whole row of A or column of B)" if fp else "")
+        if tile_known:
+            limit = f"the {ideal:.4g} a kernel tiled by {tile} can reach here" + (f" and {limit}" if limit else "")
+        return False, (f"{head}, more than {limit}: loads were skipped. A complete product reads every element of A "
+                       "and B once per tile step; look for a loop over the tiles that stops early "
+                       "(range(K // TILE - 1) drops the last tile) or a tile larger than TILE")
     if reuse >= need:
+        more = (f"; more than TILE allows, as blocks that each compute more than TILE x TILE outputs reach (at most "
+                f"{most:.4g} here)" if tile_known and reuse > ideal * (1 + SLACK) else "")
         return True, (f"data reuse OK: {head}, at least {need:.4g} needed ({reuse_fraction:g} of the {ideal:.4g} a "
-                      f"kernel tiled by {tile} reaches here)")
+                      f"kernel tiled by {tile} reaches here){more}")
     low = [name for name in ("A", "B")
            if g.get(f"reuse_{name}") is not None and g[f"reuse_{name}"] < ideal_ab[name] * reuse_fraction]
     low = low or ["A", "B"]

@@ -22,7 +22,8 @@ KERNEL_ATTRS = {"registers": COUNT, "shared_bytes": COUNT, "local_bytes": COUNT}
 KERNEL = {"name": STR, "entry": STR, "ptx": ("list", PTX), "argtypes": ("list", STR), "max_registers": JSON,
           "carveout": JSON, "cooperative": JSON, "links": JSON, "debug": JSON}
 LAUNCH = {"kernel": JSON, "grid": JSON, "block": JSON, "shared": JSON, "args": ("list", JSON)}
-SHAPE = {"error": ERROR, "instruments": JSON, "replay_s": NUM, "writes_past_end": COUNT, "launches": COUNT}
+SHAPE = {"error": ERROR, "instruments": JSON, "replay_s": NUM, "writes_past_end": COUNT, "launches": COUNT,
+         "c_writes": JSON}
 STATS = {"median_ms": NUM, "times_ms": ("list", NUM), "past_end": ("list", COUNT), "cv": NUM}
 BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": NUM, "percent_of_cublas": NUM,
          "cublas_problem": STR}

@@ -104,7 +104,11 @@ reaches TILE on sizes that are multiples of the tile, and
 ``2MN / (M * ceil(N / TILE) + N * ceil(M / TILE))`` on any size (partial
 tiles at the edges load only the elements inside A and B).
 ``checks/data_reuse.judge_sim`` derives that figure from the run's shape and
-passes when the kernel reaches ``reuse_fraction`` of it. The grader draws the
+passes when the kernel reaches ``reuse_fraction`` of it. Reuse above what a
+correct product can reach fails (loads were skipped); the bound comes from the
+blocks' footprint in C (a block writing R rows and S columns of C needs
+K (R + S) loads), so a kernel computing several outputs per thread, whose
+blocks cover more than TILE x TILE outputs, is not mistaken for one. The grader draws the
 shape of the instrumented run from its secret generator
 (``Stage.instrument_shape``) and checks the run's C too.
 
@@ -142,6 +146,7 @@ Facts format (JSON-serialisable dict returned by ``run_instrumented``)
                        "reuse_B": float | None,
                        "per_line": [{"array": "A"|"B", "line": int, "loads": int,
                                      "per_output": float, "source": str}]},
+      "c_writes": {...},                  # stores to C per thread: lost updates, footprint (sim/writes.py)
       "seconds": float
     }
 """

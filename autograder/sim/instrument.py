@@ -8,6 +8,7 @@ import time
 from .proxy import _class_swapped, _make_counting_array, _make_shared_proxy, _patched
 from .common import BLOCK_ACCESS_CAP
 from .recorder import _Recorder
+from .writes import tracked
 
 
 def run_instrumented(launches, A, B, C, job) -> dict:
@@ -126,6 +127,7 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         stack.enter_context(_patched(BlockThread, "syncthreads", syncthreads))
         stack.enter_context(_patched(BlockManager, "run", block_run))
         stack.enter_context(_class_swapped(swapped, counting))
+        writes = stack.enter_context(tracked(C, job["module_path"]))   # lost updates to C (sim/writes.py)
         for name, kern, config, args in launches:
             configured = kern[config]
             run_launches.append({"kernel": name,
@@ -138,5 +140,7 @@ def run_instrumented(launches, A, B, C, job) -> dict:
                       int(np.count_nonzero(~np.isnan(C.copy_to_host()))) if sample else None)
     if sample:
         facts["sampled"] = {"blocks": [list(b) for b in sample], "outputs": facts["global_loads"]["outputs"]}
+    if writes is not None:
+        facts["c_writes"] = writes.facts()
     return facts
 
