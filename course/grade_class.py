@@ -434,9 +434,9 @@ class ClassGrader(ClassRecords):
         feedback.histogram_png(png, [r["score"] for r in rows], max_score)
         if any(r["provisional"] for r in rows):
             self.say("Provisional: speed and GPU-tool checks need a GPU and counted neither way.")
-        self.say(f"For the LMS: {os.path.join(self.course, 'lms_upload.csv')} (student_id, percent of the grade of "
-                 "record, tier, provisional; README: What to upload).")
         rel = os.path.relpath(self.course)
+        self.say(f"For the LMS: {rel}/lms_upload.csv (student_id, percent of the grade of record, tier, provisional; "
+                 "README: What to upload).")
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
                  f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook.")
         self.say("\n".join(["Run from here:"] + [f"  {line}" for line in self.nbgrader_commands()]))
@@ -446,7 +446,6 @@ class ClassGrader(ClassRecords):
                      f"gradebook; workers start meanwhile), {self.phases['grading']:.1f} s grading, "
                      f"{total - self.phases['set-up'] - self.phases['grading']:.1f} s for this summary.")
 
-<<<<<<< HEAD
     def say_overrides(self):
         """Every score a TA set by hand in formgrader, with make grade's beside it; a re-grade that changed make
         grade's score under one is said with both scores. The hand score stands (nbgrader counts a manual_score
@@ -467,7 +466,7 @@ class ClassGrader(ClassRecords):
                          f"from {o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} "
                          "still stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
             self.say(line)
-=======
+
     def nbgrader_commands(self):
         """The nbgrader commands the summary prints, as they run from the current folder: `cd` into the course, then
         this interpreter's nbgrader by its path from there (outside the venv a bare `nbgrader` is not found)."""
@@ -478,7 +477,6 @@ class ClassGrader(ClassRecords):
         cd = f"cd {shlex.quote(rel)} && {shlex.quote(tool)}"
         return [f"{cd} export                      # gradebook-export.csv, with each student's tier",
                 f"{cd} generate_feedback {self.assignment}   # nbgrader's page of each notebook, beside index.html"]
->>>>>>> c35b
 
     def collect(self, students=None):
         """Store every staged result (the collecting step of a Slurm run); returns how many."""
