@@ -16,27 +16,19 @@ from .notebooks import _nbgrader, score_cell_id
 KINDS = ("code", "markdown", "raw")
 
 
-def _text(source):
-    if isinstance(source, list):
-        return "".join(s for s in source if isinstance(s, str))
-    return source if isinstance(source, str) else ""
-
-
 def _clean_cell(cell, keep_ids):
     """An nbformat v4 cell of a submitted cell (None for what is not a cell); nbgrader metadata kept only for
     `keep_ids` (cells the gradebook knows for this notebook)."""
     import nbformat
-    if not isinstance(cell, dict) or cell.get("cell_type") not in KINDS:
+    from autograder.reading.notebooks import read_cell
+    read = read_cell(cell, 0)  # the grader's one reading: fields of the wrong type absent, text Python can hold
+    if read.kind not in KINDS:
         return None
-    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-    meta = {k: copy.deepcopy(v) for k, v in meta.items() if k in ("nbgrader", "tags")}
-    grade_id = (meta.get("nbgrader") or {}).get("grade_id") if isinstance(meta.get("nbgrader"), dict) else None
-    if grade_id not in keep_ids:
-        meta.pop("nbgrader", None)
-    else:
-        keep_ids.discard(grade_id)  # a cell copied twice is an nbgrader cell once
-    source = _text(cell.get("source"))
-    kind = cell["cell_type"]
+    meta = {"tags": list(read.tags)} if read.tags else {}
+    if read.grade_id is not None and read.grade_id in keep_ids:
+        meta["nbgrader"] = copy.deepcopy(cell["metadata"]["nbgrader"])
+        keep_ids.discard(read.grade_id)  # a cell copied twice is an nbgrader cell once
+    source, kind = read.source, read.kind
     make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
             "raw": nbformat.v4.new_raw_cell}[kind]
     new = make(source, metadata=meta)

@@ -110,9 +110,9 @@ class Plans:
         job, why = self.sim_job([shape], count=1, instrument=True)
         if why:
             return self.not_run(why)
-        launches = self.built["plans"][tuple(shape)]["launches"]
-        grid = next(item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
-                    == self.stage.kernel)
+        launches = self.built["plans"][tuple(shape)].get("launches", [])  # none: the child says the plan's error
+        grid = next((item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
+                     == self.stage.kernel), [1, 1, 1])
         u = iter(self.sample)
         job["blocks"] = [list(b) for b in dict.fromkeys(
             (int(next(u) * max(1, grid[0] - 1)), int(next(u) * max(1, grid[1] - 1)), 0) for _ in range(2))]
