@@ -92,7 +92,7 @@ SCHEMA = {
 }
 STAGE_KEYS = {
     "points": Key("points", None, "points per check, e.g. { compiles = 1, correct = 6 }; checks: " + ", ".join(CHECKS)),
-    "speed": Key("speed_rule", None, "{ reference = <kernel in autograder/child/references.py>, min_speedup = "
+    "speed": Key("speed_rule", None, "{ reference = <kernel in autograder/runner/references.py>, min_speedup = "
                                       "<reference time / student time> }; needed when the stage has speed points"),
 }
 SPEED_RULE = {"reference": Key(str, None, "reference kernel"), "min_speedup": Key(float, None, "speedup needed"),

@@ -1,5 +1,5 @@
 """Reading PTX text (no imports beyond `re`): what the structure checks and the plan checks need to know of a
-compiled kernel. Used by the simulator tier's compile child (child/tasks.py) and by the parent
+compiled kernel. Used by the simulator tier's compile child (runner/run.py) and by the parent
 (sandbox/plan.py), which reads the GPU tier's PTX itself."""
 import re
 

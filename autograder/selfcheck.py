@@ -2,7 +2,7 @@
 
 A self-check cell calls ``check("tiled")``. It finds the stage's kernel and
 launcher in the notebook's globals and runs them the way the grader does
-(autograder/child/launches.py: record the launches, check they use only A, B, C,
+(autograder/build/launches.py: record the launches, check they use only A, B, C,
 replay them on fresh arrays) on the stage's simulator shapes, and explains a
 wrong result with autograder/checks/correct.py. In the simulator it also replays one
 launch with the simulator's instruments (autograder/sim) on (races, bank conflicts, global loads)
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from . import config as config_mod
 from . import figures
 from .checks import bank_conflicts, compiles, correct, data_reuse, races, titles
-from .child import launches as L
-from .child.tasks import device_output
+from .build import launches as L
+from .runner.run import device_output
 from .stages import INSTRUMENT_CHECKS, find
 from .grammar import violations
 from .reading.source import renumber_cells
@@ -172,7 +172,7 @@ def _explain(exc, files=None):
         return str(exc)
     text = f"{type(exc).__name__}: {str(exc)[:600]}"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (files or {})]
-    if frames:  # the grader's child names the line too (child/tasks.describe_error)
+    if frames:  # the grader's child names the line too (protocol.describe_error)
         text += f" (line {frames[-1].lineno} of the cell defining {', '.join(files[frames[-1].filename])}: " \
                 f"{frames[-1].line})"
     if isinstance(exc, IndexError):
@@ -393,7 +393,7 @@ class _Run:
     def timings(self):
         """Median milliseconds of the student's kernel and the references over GPU_SIZES."""
         np, cuda = self.np, self.cuda
-        from .child.references import REFERENCES
+        from .runner.references import REFERENCES
         refs = ["naive_coalesced"] + (["transposed_unpadded"] if self.stage.padded_b else [])
         rows = {"yours": []}
         rows.update({r: [] for r in refs})

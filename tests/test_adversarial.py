@@ -316,7 +316,7 @@ def test_snooping_finds_nothing(tmp_path, cfg, backend):
 
 
 def test_the_graders_compiled_kernels_are_read_only(tmp_path, cfg, backend):
-    """The grader's kernel folder (child/kernel_cache.py) is read-only to a child: a submission cannot swap the
+    """The grader's kernel folder (runner/kernel_cache.py) is read-only to a child: a submission cannot swap the
     reference it is timed against (a folder the parent marks writable is the one it may write)."""
     grader, stage = tmp_path / "grader-kernels", tmp_path / "stage-kernels"
     grader.mkdir()

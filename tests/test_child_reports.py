@@ -1,4 +1,4 @@
-"""autograder/sandbox/schema.py: the parent trusts no shape of a child's report.
+"""autograder/protocol.py: the parent trusts no shape of a child's report.
 
 Unit cases build malformed reports by hand; the graded cases switch the kernel-module grammar off (a test-only
 monkeypatch) so that student code can reach the child's reporting, as a module that got past the grammar would:
@@ -11,7 +11,7 @@ import pytest
 
 from autograder.checks import shortcuts
 from autograder.engine import report
-from autograder.sandbox import schema
+from autograder import protocol as schema
 from conftest import by_key
 
 A = {f"A{i}": np.zeros((3, 2), np.float32) for i in range(2)}
@@ -98,10 +98,10 @@ FORGED_FACTS = """
 import sys
 from numba import cuda
 
-def task_run(job, module, inputs, tell=None):
+def task_run(*args, **kwargs):
     return {"shapes": [], "cuda_init_s": "fast"}, {}
 
-sys.modules["autograder.child.tasks"].task_run = task_run
+__import__("autograder.runner.run", fromlist=["task_run"]).task_run = task_run
 
 
 @cuda.jit

@@ -1,6 +1,6 @@
 """On a GPU: a kernel launched from its plan is the kernel numba launches, and student Python never reaches a number.
 
-- Every solution's plan launch (autograder/child/plan_launch.py, numba-cuda internals pinned at 0.30.4) gives C
+- Every solution's plan launch (autograder/runner/plan_launch.py, numba-cuda internals pinned at 0.30.4) gives C
   bit for bit equal to numba's own launch of the same launcher, at every shape the stage grades below 2048.
 - With the kernel-module grammar switched off (a test-only stand-in for shortcuts.judge), every hostile module of
   the grammar corpus gains nothing: the runners that check and time never import it.
@@ -30,7 +30,7 @@ HOSTILE_DIR = os.path.join(ROOT, "tests", "grammar", "hostile")
 def test_a_plan_launch_is_numbas_launch_bit_for_bit(cfg, tmp_path, stage):
     from numba import cuda
     from autograder.child.entry import load_student_module
-    from autograder.child.plan_launch import Loaded, launcher
+    from autograder.runner.plan_launch import Loaded, launcher
     text = solution_text(stage.name)
     g = StageGrader(StageSource(stage, stage.filename, text), "gpu", cfg, np.random.default_rng(0), str(tmp_path))
     assert not g.build_alone().problem

@@ -1,5 +1,5 @@
-"""The GPU tier's kernels as data, without a GPU: the build child (autograder/child/build.py), the parent's checks
-of what it reports (autograder/sandbox/plan.py) and the PTX linking a runner does (autograder/child/plan_launch.py).
+"""The GPU tier's kernels as data, without a GPU: the build child (autograder/build/task.py), the parent's checks
+of what it reports (autograder/sandbox/plan.py) and the PTX linking a runner does (autograder/runner/plan_launch.py).
 
 The build child is the one GPU-tier child that imports student code; it needs no GPU, so it runs here for real,
 in the sandbox. Everything it reports is untrusted: each hostile plan below (an extra array, a host array,
@@ -13,9 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from autograder import ptx, sandbox, stages
+from autograder import protocol, ptx, sandbox, stages
 from autograder.checks import compiles
-from autograder.child import plan_launch
+from autograder.runner import plan_launch
 from autograder.engine.stage import StageGrader
 from autograder.sandbox import plan as P
 from autograder.submission import StageSource
@@ -203,7 +203,7 @@ def test_a_report_with_an_oversized_ptx_is_malformed_before_it_is_read(reported)
     facts = copy.deepcopy(reported[0])
     facts["kernels"][0]["ptx"] = ["x" * ((4 << 20) + 1)]
     job = {"task": "build", "shapes": reported[1]}
-    assert "facts.kernels[0].ptx[0] is str" in sandbox.schema.check(job, None, facts, {})
+    assert "facts.kernels[0].ptx[0] is str" in protocol.check(job, None, facts, {})
 
 
 def test_ptx_facts_are_read_from_the_ptx(reported):

@@ -5,13 +5,13 @@ import sys
 
 import numpy as np
 
-from autograder.child.references import fill_uniform_host
+from autograder.runner.references import fill_uniform_host
 from conftest import ROOT
 
 DRIVER = """
 import numpy as np, sys
 from numba import cuda
-from autograder.child.references import fill_uniform
+from autograder.runner.references import fill_uniform
 X = cuda.to_device(np.zeros((5, 7), np.float32))
 fill_uniform(X, 7)
 np.save(sys.argv[1], X.copy_to_host())

@@ -12,7 +12,7 @@ import pytest
 
 from autograder import sandbox, stages
 from autograder.checks import speed
-from autograder.child.references import fill_uniform_host
+from autograder.runner.references import fill_uniform_host
 from autograder.engine.report import Check, Report, to_gradescope
 from conftest import ROOT
 
@@ -204,7 +204,7 @@ def test_device_fill_equals_host_fill_in_the_simulator_for_large_seeds():
     code = """
 import numpy as np
 from numba import cuda
-from autograder.child.references import fill_uniform, fill_uniform_host
+from autograder.runner.references import fill_uniform, fill_uniform_host
 for seed in (0, 7, 97531, 2**31 + 5, 2**32 - 1):
     X = cuda.device_array((19, 37), np.float32)
     fill_uniform(X, seed)
@@ -221,7 +221,7 @@ def test_guarded_inputs_have_nan_guards_before_and_after():
     code = """
 import numpy as np
 from numba import cuda
-from autograder.child.tasks import GUARD_NAN_BITS, guarded_input
+from autograder.runner.run import GUARD_NAN_BITS, guarded_input
 A = np.arange(35, dtype=np.float32).reshape(5, 7)
 buf, view, guard = guarded_input(cuda, np, A)
 host = buf.copy_to_host()
@@ -269,7 +269,7 @@ def test_the_driver_api_is_out_of_reach(line):
 SPEED_CHILD = """
 import json, os, sys, tempfile
 import numpy as np
-from autograder.child import timing
+from autograder.runner import timing
 from autograder.child.entry import load_student_module
 from autograder.checks import speed
 d = tempfile.mkdtemp()
@@ -281,7 +281,9 @@ n = 16
 seeds, X = speed.draw_secrets(np.random.default_rng(0), n, 3)
 np.savez(os.path.join(d, "in.npz"), X=X)
 job = {"n": n, "launcher": "matmul_tiled", "kernel": "matmul_tiled_kernel", "inputs_path": os.path.join(d, "in.npz"),
-       "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None}
+       "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None,
+       "plan": [{"kernel": 0, "grid": [1, 1, 1], "block": [16, 16, 1], "shared": 0, "args": ["A", "B", "C"]}],
+       "kernel_names": ["matmul_tiled_kernel"]}
 facts, arrays = timing.task_speed(job, None, module)
 E = speed.expected_projections(n, seeds, X)
 print(json.dumps({name: speed.judge_runs(speed.projection_errors(arrays["P_" + name], E), 1e-5,
@@ -319,7 +321,10 @@ def _timing_job(tmp_path, cfg):
     job = {"task": "speed", "device": "sim", "module": stage.module,
            "module_path": os.path.join(ROOT, "solutions", stage.filename), "kernel": stage.kernel,
            "launcher": stage.launcher, "n": 16, "seeds": seeds, "warmup": 1, "reference": "naive_coalesced",
-           "leaderboard": None, "flush_floats": 256, "projection_columns": 2}
+           "leaderboard": None, "flush_floats": 256, "projection_columns": 2,
+           # the build's plan at n = 16 (the simulator runs the plan; the launcher runs in the build alone)
+           "plan": [{"kernel": 0, "grid": [1, 1, 1], "block": [16, 16, 1], "shared": 0, "args": ["A", "B", "C"]}],
+           "kernel_names": [stage.kernel]}
     limits = {**cfg["limits"], "address_space_bytes": cfg["limits"]["sim_address_space_bytes"]}
     return job, limits, {"X": X}, seeds, X
 

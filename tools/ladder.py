@@ -79,7 +79,7 @@ def load_variant(filename, name, constants=None, replace=()):
 
 
 def contenders():
-    from autograder.child import references
+    from autograder.runner import references
     naive_rows_src = '''
 import math
 from numba import cuda, float32
@@ -125,7 +125,7 @@ def launch(A, B, C):
 def measure(n, repeats):
     import numpy as np
     from numba import cuda
-    from autograder.child.references import fill_uniform, flush_l2
+    from autograder.runner.references import fill_uniform, flush_l2
     A, B, C = (cuda.device_array((n, n), np.float32) for _ in range(3))
     fill_uniform(A, 1)
     fill_uniform(B, 2)

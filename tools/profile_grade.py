@@ -26,7 +26,7 @@ PROBES = [("python -I (nothing)", "pass"),
           ("from numba import cuda", "from numba import cuda"),
           ("cuda context", "from numba import cuda; cuda.current_context()"),
           ("context + compile a tiled kernel", "import sys; sys.path.insert(0, %r); from numba import cuda; "
-           "from autograder.child.references import naive_coalesced, fill_uniform; import numpy as np; "
+           "from autograder.runner.references import naive_coalesced, fill_uniform; import numpy as np; "
            "a = cuda.device_array((64, 64), np.float32); naive_coalesced(a, a, a); cuda.synchronize()" % ROOT),
           ("import cupy + matmul", "import cupy; a = cupy.ones((64, 64), cupy.float32); (a @ a).sum().get()")]
 

@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 
 def main():
     from numba import cuda
-    from autograder.child import timing, references as R, launches as L
+    from autograder.runner import timing, references as R, launches as L
     from autograder.child.entry import load_student_module
     from autograder.stages import find
     variant = sys.argv[1]

@@ -68,7 +68,7 @@ except ImportError:  # the course's own naive kernel, from the repository root g
     import numpy as np
     from numba import cuda
     sys.path.insert(0, sys.argv[2])
-    from autograder.child.references import naive_coalesced
+    from autograder.runner.references import naive_coalesced
     n = 2048
     A = cuda.to_device(np.random.rand(n, n).astype(np.float32))
     C = cuda.device_array((n, n), np.float32)
@@ -269,8 +269,8 @@ from numba import cuda
 sys.path.insert(0, sys.argv[2])
 cuda.current_context()
 if sys.argv[3] == "compiled":  # as a prepared timing child: kernels loaded, 256 MB allocated, then idle
-    from autograder.child.references import transposed_unpadded_kernel, naive_coalesced_kernel
-    from autograder.child.launches import compile_for
+    from autograder.runner.references import transposed_unpadded_kernel, naive_coalesced_kernel
+    from autograder.build.launches import compile_for
     a = cuda.device_array((64, 64), np.float32)
     compile_for(transposed_unpadded_kernel, a, a, a)
     compile_for(naive_coalesced_kernel, a, a, a)

@@ -1,4 +1,4 @@
-"""Trusted parent side: speed against a reference kernel timed in the same child (autograder/child/timing.py).
+"""Trusted parent side: speed against a reference kernel timed in the same child (autograder/runner/timing.py).
 
 Every timed run is checked. The parent draws secret seeds for the inputs of
 every run and a secret float64 matrix X (N x 2); the child returns C @ X after
@@ -29,7 +29,7 @@ def draw_secrets(rng, n, runs):
 
 def expected_projection(n, seed_a, seed_b, X):
     """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds."""
-    from ..child.references import fill_uniform_host
+    from ..runner.references import fill_uniform_host
     BX = fill_uniform_host(n, n, seed_b).astype(np.float64) @ X
     return fill_uniform_host(n, n, seed_a).astype(np.float64) @ BX
 
@@ -108,7 +108,7 @@ def judge_facts(g, check, rule, result, expected, board):
     if not ok:
         return check.verdict(False, text + "\nbut the timed runs are not all right, so the time does not count:\n"
                              + runs_msg)
-    if board is not None:  # the report's schema makes the leaderboard's part required (sandbox/schema.py)
+    if board is not None:  # the report's schema makes the leaderboard's part required (protocol.py)
         board_ok, board_msg = _judge_board(g, result, expected, board, tol)
         if not board_ok:
             return check.verdict(False, text + f"\nbut the leaderboard runs at N={board['n']} are wrong, so neither "

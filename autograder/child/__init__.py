@@ -1,8 +1,9 @@
-"""Untrusted side: everything that runs inside a grading child, beside student code.
+"""The grading child's process: entry.py starts it inside the sandbox, says hello, and hands the job to its side.
 
-entry.py starts the child and loads the student's module by path; tasks.py
-compiles and runs; timing.py times against the references; launches.py
-records and replays the launcher's kernel launches; references.py holds the
-reference kernels and the input fills. None of it scores anything: the parent
-judges the facts it reports (autograder/checks/).
+- build/ (beside student code, no GPU): imports the module, records the launcher's plan at every shape, compiles it.
+- runner/ (never imports student code): runs the checked plan from PTX, times it, runs the GPU tools' targets.
+- sim/ (beside student code): runs the checked plan in Numba's simulator, with its instruments.
+
+None of it scores anything: the parent judges the facts it reports (autograder/checks/); protocol.py is the shape of
+everything that crosses the line.
 """

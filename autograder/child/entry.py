@@ -78,25 +78,25 @@ def main():
         accept_gpu_options()
         install_warp_functions()  # the warp functions numba's simulator lacks (sim/warp.py)
     import numpy as np
-    from autograder.child import tasks, timing
-    from autograder.child.tasks import describe_error
+    from autograder.protocol import describe_error
     inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}
     module = loaded = None
     started = time.perf_counter()
     try:
         if job["task"] == "warm":  # the grader's own kernels only: no student module
+            from autograder.runner import timing
             facts, arrays = timing.task_warm(job)
         elif runner(job):  # a GPU-tier runner: launches the build child's checked plan, never the module
             pass
         else:
             if job["device"] == "ptx":  # the build child, or the simulator tier's compile child: no GPU
-                from autograder.child.build import stand_in
+                from autograder.build.task import stand_in
                 stand_in(job["cc"])
             module = load_student_module(job["module_path"], job["module"])
         loaded = time.perf_counter()
     except Exception as exc:
-        from autograder.child.build import compile_error_facts, compiler_error
+        from autograder.build.task import compile_error_facts, compiler_error
         if job["device"] == "ptx" and compiler_error(exc):
             facts.update(compile_error_facts(exc))  # an explicit signature, compiled at import as on a GPU
         else:
@@ -104,11 +104,18 @@ def main():
     if module is not None or runner(job):
         try:
             if job["task"] == "run":
-                facts, arrays = tasks.task_run(job, module, inputs, lambda word: tell(job, word))
+                from autograder.runner.run import PlanLaunches, task_run
+                if module is None:  # a GPU runner: the plan from PTX
+                    source, execute = PlanLaunches(job), None
+                else:  # the simulator: the plan with the module's kernels
+                    from autograder.sim.plans import SimPlanLaunches, execute
+                    source, execute = SimPlanLaunches(job, module), execute(job)
+                facts, arrays = task_run(job, source, inputs, lambda word: tell(job, word), execute)
             elif job["task"] == "speed":
+                from autograder.runner import timing
                 facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), module)
             elif job["task"] == "build":
-                from autograder.child.build import task_build
+                from autograder.build.task import task_build
                 facts, arrays = task_build(job, module)
             else:
                 raise ValueError(f"unknown task {job['task']!r}")

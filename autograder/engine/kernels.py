@@ -3,7 +3,7 @@
 Every timing child runs the same grader kernels (the reference it is timed
 against, the input fills, the projection). A child that runs no student code
 compiles them into a folder once per process and GPU (``task_warm``); timing
-children then see that folder read-only (child/kernel_cache.py) and load the
+children then see that folder read-only (runner/kernel_cache.py) and load the
 kernels instead of compiling them, about a second of CPU each time.
 """
 import atexit

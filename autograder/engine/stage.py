@@ -30,7 +30,7 @@ class StageGrader(Planning, Children, Plans, Judging):
 
     def __init__(self, src, device, cfg, rng, workdir, grader_kernels=None):
         self.src, self.stage, self.device, self.cfg, self.rng = src, src.stage, device, cfg, rng
-        # The grader's compiled kernels (child/kernel_cache.py), which timing children only read: a callable that
+        # The grader's compiled kernels (runner/kernel_cache.py), which timing children only read: a callable that
         # waits for that folder (or None).
         self.grader_kernels = grader_kernels
         self.points = cfg["stages"][self.stage.name]["points"]

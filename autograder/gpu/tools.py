@@ -1,6 +1,6 @@
 """Trusted parent side: run a GPU runner under compute-sanitizer or ncu.
 
-The runner never imports student code (child/plan_launch.py launches the
+The runner never imports student code (runner/plan_launch.py launches the
 checked plan), so no student Python runs under the tool's uid to rewrite its
 log. The tool's report goes to a log file the parent copies back from the
 runner's own sandbox, so nothing a kernel prints (to stdout) can pass for a

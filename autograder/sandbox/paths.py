@@ -8,4 +8,4 @@ CHILD = os.path.join(PACKAGE, "child", "entry.py")
 BOX_GRADER = "/grader"  # inside the sandbox: holds the autograder package only
 BOX_JOB = "/job"        # the student's module, inputs.npz and result.npz
 BOX_TMP = "/tmp"        # size-limited tmpfs: HOME, TMPDIR, cwd
-BOX_KERNELS = "/kernels"  # compiled-kernel caches the parent names (autograder/child/kernel_cache.py)
+BOX_KERNELS = "/kernels"  # compiled-kernel caches the parent names (autograder/runner/kernel_cache.py)

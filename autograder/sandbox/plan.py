@@ -1,7 +1,7 @@
 """Trusted parent side: the build child's kernels and launch plans, checked before any runner loads them.
 
-The build child ran student code (child/build.py), so everything it reports is data from an untrusted process.
-A runner (child/plan_launch.py) loads only what passes here:
+The build child ran student code (build/task.py), so everything it reports is data from an untrusted process.
+A runner (runner/plan_launch.py) loads only what passes here:
 
 - kernels: at most MAX_KERNELS, each PTX a module for a 64-bit target that declares the named entry, with
   parameters of exactly the kernel's argument types; no PTX above MAX_PTX_BYTES; no grid-wide synchronisation
@@ -16,7 +16,7 @@ Barrier and shared-array facts for the structure checks come from the parent's r
 import math
 import re
 
-from ..child.build import ARRAY_TYPES, NUMBER_TYPES, OPERANDS
+from ..protocol import ARRAY_TYPES, NUMBER_TYPES, OPERANDS
 from ..ptx import entries
 
 MAX_KERNELS = 8

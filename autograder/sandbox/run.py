@@ -15,7 +15,7 @@ from .backends import backend
 from .box import Box, child_env, is_root
 from .limits import limited
 from .paths import BOX_GRADER, BOX_TMP, GRADER_ROOT
-from . import schema
+from .. import protocol as schema
 from ..outcome import code, grader, time_limit
 
 code_fault = code
@@ -53,7 +53,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     after its launch rather than at the end of a limit sized for a slow start.
 
     `dirs`: (host folder, name, writable) triples the child sees as /kernels/<name> (job["kernel_dirs"][name]):
-    the compiled-kernel caches of autograder/child/kernel_cache.py.
+    the compiled-kernel caches of autograder/runner/kernel_cache.py.
 
     `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
     child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to

@@ -3,7 +3,7 @@ kernel module into data: PTX and a launch plan. It runs without a GPU.
 
 For every shape the stage will run (the correctness shapes, the GPU tools' sizes, the speed and leaderboard
 sizes), the launcher is called on stand-in device arrays of that shape with the kernels swapped for recorders
-(child/launches.py); each recorded launch then goes through numba's own dispatcher, which picks or compiles
+(build/launches.py); each recorded launch then goes through numba's own dispatcher, which picks or compiles
 the kernel's specialisation for those arguments exactly as it would on the GPU, and hands it to a launch that
 records instead of running. What comes back, as plain data:
 
@@ -11,18 +11,14 @@ records instead of running. What comes back, as plain data:
 - per shape: the launches in order (specialisation, grid, block, dynamic shared memory, and for each argument
   "A", "B", "C" or a typed number), or the error that stopped the launcher.
 
-The parent checks all of it (sandbox/plan.py) before any runner loads the PTX (child/plan_launch.py). Nothing
+The parent checks all of it (sandbox/plan.py) before any runner loads the PTX (runner/plan_launch.py). Nothing
 here measures anything: a module that lies in its plan can only hand the runners another kernel, which they
 check like any other.
 """
 import types
 
-# numba types a plan may name, and how a value of each is written in JSON
-NUMBER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-                "bool")
-# the grader's arrays, as a kernel compiled for them (C) or declared for any layout ("float32[:, :]": A) takes them
-ARRAY_TYPES = ("array(float32, 2d, C)", "array(float32, 2d, A)")
-OPERANDS = ("A", "B", "C")
+from autograder.protocol import ARRAY_TYPES, NUMBER_TYPES, OPERANDS  # noqa: F401 (the plan's shapes)
+
 COMPILER_ERRORS = ("TypingError", "LoweringError", "NvvmError", "NvvmSupportError", "UnsupportedError",
                    "CompilerError", "NumbaError")
 # compiler errors that say the compiler itself is missing (the grader's machine), not that it rejected the code
@@ -107,7 +103,7 @@ def stand_in_array(rows, cols):
 def _number(value, numba_type):
     """A launch's number argument as plan data, or raise LaunchError."""
     import math
-    from autograder.child.launches import LaunchError
+    from autograder.build.launches import LaunchError
     name = str(numba_type)
     if name == "boolean":
         name = "bool"
@@ -129,7 +125,7 @@ def plan_shape(module, job, shape, specs, kernels_of, compile=True):
     Without `compile` (a machine with no CUDA compiler: the simulator tier still runs the plan) the specialisations
     are typed as numba would type them, with no PTX."""
     from numba.cuda import dispatcher
-    from autograder.child import launches as L
+    from autograder.build import launches as L
     M, K, N = shape
     A, B, C = stand_in_array(M, K), stand_in_array(K, N), stand_in_array(M, N)
     recorded = L.record_launches(module, job["launcher"], A, B, C)
@@ -170,7 +166,7 @@ def plan_shape(module, job, shape, specs, kernels_of, compile=True):
 
 def _pack(name, args, numba_types, operands):
     """A launch's arguments as plan data: "A", "B", "C" for the grader's arrays, typed numbers otherwise."""
-    from autograder.child.launches import LaunchError
+    from autograder.build.launches import LaunchError
     packed = []
     for arg, numba_type in zip(args, numba_types):
         operand = next((o for o, x in zip(OPERANDS, operands) if arg is x), None)
@@ -223,7 +219,8 @@ def task_build(job, module):
     kernel (the structure checks read its PTX): as first launched, or, where the launcher never launched it,
     compiled for the grader's arrays alone."""
     from numba import float32
-    from autograder.child.launches import LaunchError, is_cuda_kernel
+    from autograder.build.launches import LaunchError
+    from autograder.numba_objects import is_cuda_kernel
     kernel = getattr(module, job["kernel"], None)
     facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
              "defines_launcher": callable(getattr(module, job["launcher"], None))}
@@ -282,7 +279,7 @@ def task_build(job, module):
 
 
 def _launcher_error(exc, job):
-    from autograder.child.tasks import describe_error
+    from autograder.protocol import describe_error
     error = describe_error(exc, job["module_path"])
     if type(exc).__name__ == "CudaSupportError":  # the launcher itself asked the (absent) driver for something
         where = error["message"].rsplit(" (line ", 1)

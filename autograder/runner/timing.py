@@ -2,7 +2,7 @@
 timed in the same process, and the challenge leaderboard numbers.
 
 The student's kernels come as the build child's PTX with the parent's checked
-launch plan (child/plan_launch.py); the grader's own kernels come from the
+launch plan (runner/plan_launch.py); the grader's own kernels come from the
 grader's read-only kernel folder. The child works in two parts. It first
 prepares: imports, the CUDA context, every kernel the timing runs loaded, the
 operands allocated. No kernel runs then, so a child may prepare
@@ -22,14 +22,14 @@ grader's projection kernel runs and is zeroed before any other kernel runs. The 
 import statistics
 import time
 
-from autograder.child.launches import compile_for  # the grader's own kernels
+from autograder.numba_objects import compile_for  # the grader's own kernels
 
 
 class _Operands:
     """A, B and C (a view at the start of a NaN-guarded buffer) at size n, and the projection's buffers."""
 
     def __init__(self, cuda, np, n, columns):
-        from autograder.child.tasks import device_output
+        from autograder.runner.run import device_output
         self.A, self.B = cuda.device_array((n, n), np.float32), cuda.device_array((n, n), np.float32)
         self.Cbuf, self.C, _ = device_output(cuda, np, n, n)
         self.X = cuda.device_array((n, columns), np.float64)
@@ -39,7 +39,7 @@ class _Operands:
 
 def _grader_kernels(ops, flush, references):
     """(kernel, arguments) of every grader kernel the timing runs use."""
-    from autograder.child import references as R
+    from autograder.runner import references as R
     return ([(R.fill_uniform_kernel, (ops.A, 0)), (R.scrub_kernel, (flush, 0.0)),
              (R.project_kernel, (ops.C, ops.X, ops.P)), (R.zero_kernel, (ops.X,))]
             + [(ref.kernel, (ops.A, ops.B, ops.C)) for ref in references])
@@ -48,9 +48,9 @@ def _grader_kernels(ops, flush, references):
 def _prepare_kernels(kernels, folder=None, writable=False):
     """Compile every kernel the timing runs use, so nothing compiles once the parent says go. The grader's own
     kernels load from the grader's kernel folder when it has them (kernel_cache). Returns (loaded, compiled)."""
-    from autograder.child import kernel_cache
-    from autograder.child.launches import is_cuda_kernel
-    from autograder.child.references import GRADER_KERNELS
+    from autograder.runner import kernel_cache
+    from autograder.numba_objects import is_cuda_kernel
+    from autograder.runner.references import GRADER_KERNELS
     kernel_cache.attach([k for k in GRADER_KERNELS if is_cuda_kernel(k)], folder, writable)
     for kernel, args in kernels:
         compile_for(kernel, *args)
@@ -62,7 +62,7 @@ def task_warm(job):
     other child sees that folder read-only)."""
     import numpy as np
     from numba import cuda
-    from autograder.child.references import REFERENCES
+    from autograder.runner.references import REFERENCES
     cuda.current_context()
     ops = _Operands(cuda, np, 64, job.get("projection_columns", 2))
     flush = cuda.device_array(1024, np.float32)
@@ -77,10 +77,10 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
 
     CUDA events around each run, warm-up, interleaved order, fresh inputs from the run's seeds, C re-poisoned and
     persisting L2 lines reset before an L2 flush ahead of every timed run. Every launch is on the default stream
-    (a plan names no stream: child/plan_launch.py), so the end event, recorded right after the launches, follows all their work; recording
+    (a plan names no stream: runner/plan_launch.py), so the end event, recorded right after the launches, follows all their work; recording
     it only after a host-side synchronisation would add the host's delays to the time (on a busy machine they
     read as kernels 2.7x slower)."""
-    from autograder.child.references import fill_uniform, flush_l2, poison, project, reset_persisting_l2
+    from autograder.runner.references import fill_uniform, flush_l2, poison, project, reset_persisting_l2
     fill_uniform(ops.A, seeds[0][0])  # warm up on real numbers, not on uninitialised memory
     fill_uniform(ops.B, seeds[0][1])
     for run in contenders.values():
@@ -118,21 +118,22 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
 
 
 def _student(job, module, loaded, plan, ops):
-    """The student's launches on `ops` as one callable: a GPU runner's checked plan, or, in the simulator (where the
-    timing logic is tested without a GPU), the module's launcher recorded and replayed."""
+    """The student's launches on `ops` as one callable: a GPU runner's checked plan from PTX, or, in the simulator
+    (where the timing logic is tested without a GPU), the same plan with the module's kernels looked up by name."""
     if module is None:
-        from autograder.child.plan_launch import launcher
+        from autograder.runner.plan_launch import launcher
         return launcher(loaded, plan, ops.A, ops.B, ops.C)
-    from autograder.child.launches import recorded_run
-    return recorded_run(module, job["launcher"], job["kernel"], ops.A, ops.B, ops.C)[0]
+    from autograder.sim.plans import SimPlanLaunches
+    source = SimPlanLaunches({"plans": [{"launches": plan}], "kernels": job["kernel_names"]}, module)
+    return source.prepare(0, ops.A, ops.B, ops.C)[0]
 
 
 def task_speed(job, turn=None, module=None):
     """Prepare, wait for `turn()` (the parent's go; None: at once), then time. Returns (facts, arrays)."""
     import numpy as np
     from numba import cuda
-    from autograder.child.plan_launch import Loaded
-    from autograder.child.references import REFERENCES
+    from autograder.runner.plan_launch import Loaded
+    from autograder.runner.references import REFERENCES
     clock = [("began", time.perf_counter())]
     cuda.current_context()
     clock.append(("context", time.perf_counter()))

@@ -167,6 +167,6 @@ def project(ops, X):
 
 
 # Every kernel of the grader's that a timing child runs: compiled once per grading process into the grader's
-# kernel folder (child/kernel_cache.py), which students' children only read.
+# kernel folder (runner/kernel_cache.py), which students' children only read.
 GRADER_KERNELS = (naive_coalesced_kernel, transposed_unpadded_kernel, fill_uniform_kernel, scrub_kernel,
                   project_kernel, zero_kernel)

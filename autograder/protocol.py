@@ -1,12 +1,17 @@
-"""Trusted parent side: the shape every child's report must have, checked before anything is judged.
+"""The contract between the trusted parent and its children, as data: the launch plan's shapes (what a plan may
+name), the shape of every child's report (checked before anything is judged), the guard pattern around the
+operands, and how an error under student code is reported. It imports nothing of the grader: the build side, the
+runner side, the simulator and the parent all read it, and none of them needs another to read it.
 
 A child's result file is data written by a process that ran student code. The parent reads it without pickle
-and checks its nonce (run.py); here it checks that every fact has the type the judges expect (finite numbers,
-counts, strings, the known keys and nothing else), that there are no more shapes than the parent sent, and
-that every array has the shape the task gives it. A report that fails is "not gradable: the child's report was
-malformed (...)": nothing in it is judged, and the grade goes on.
+and checks its nonce (sandbox/run.py); here it checks that every fact has the type the judges expect (finite
+numbers, counts, strings, the known keys and nothing else), that there are no more shapes than the parent sent,
+and that every array has the shape the task gives it. A report that fails is "not gradable: the child's report
+was malformed (...)": nothing in it is judged, and the grade goes on.
 """
 import math
+import traceback
+
 
 import numpy as np
 
@@ -148,3 +153,31 @@ def check(job, inputs, facts, arrays, said=0):
     except Malformed as exc:
         return str(exc)
     return ""
+
+
+# numba types a plan may name, and how a value of each is written in JSON
+NUMBER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+                "bool")
+# the grader's arrays, as a kernel compiled for them (C) or declared for any layout ("float32[:, :]": A) takes them
+ARRAY_TYPES = ("array(float32, 2d, C)", "array(float32, 2d, A)")
+OPERANDS = ("A", "B", "C")
+
+# NaN patterns: C's never-written poison is the canonical NaN; the guards around A and B hold another one, so a
+# NaN in C that is not the poison was computed (from a guard value read past an edge of A or B).
+GUARD_NAN_BITS = 0x7FC0BAD0
+
+
+class LaunchError(Exception):
+    """The launcher broke the contract: wrong kernel, wrong arguments, no launch."""
+
+
+def describe_error(exc, student_path):
+    """One readable paragraph for an exception raised in or under student code."""
+    if isinstance(exc, NotImplementedError):
+        return {"kind": "not_implemented", "message": f"not implemented yet: {exc}".rstrip(": ")}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == student_path]
+    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
+    kind = "cuda_error" if "Cuda" in type(exc).__name__ or "CUDA_ERROR" in str(exc) else "exception"
+    if isinstance(exc, IndexError):
+        kind = "index_error"
+    return {"kind": kind, "message": f"{type(exc).__name__}: {str(exc)[:800]}{where}"}

@@ -10,19 +10,8 @@ grader passed) and plain numbers.
 """
 import numbers
 
-
-def is_cuda_kernel(obj):
-    """True for a @cuda.jit kernel, on the GPU or in the simulator."""
-    cls = type(obj)
-    return cls.__name__ in ("CUDADispatcher", "FakeCUDAKernel") and cls.__module__.startswith("numba.cuda")
-
-
-def is_device_function(obj):
-    """True for a @cuda.jit(device=...) function (any true value, as numba reads it): called from kernels, never
-    launched."""
-    if not is_cuda_kernel(obj):
-        return False
-    return bool(getattr(obj, "_device", None) or getattr(obj, "targetoptions", {}).get("device"))
+from autograder.numba_objects import compile_for, is_cuda_kernel, is_device_function  # noqa: F401
+from autograder.protocol import LaunchError  # noqa: F401 (raised here, caught by every side)
 
 
 class _RecordingKernel:
@@ -38,19 +27,9 @@ class _RecordingKernel:
         return getattr(self._kernel, attr)
 
 
-class LaunchError(Exception):
-    """The launcher broke the contract: wrong kernel, wrong arguments, no launch."""
-
-
 def module_kernels(module):
     """The CUDA kernels defined at the top level of a module: the ones a launcher may launch."""
     return [k for k in vars(module).values() if is_cuda_kernel(k)]
-
-
-def compile_for(kernel, *args):
-    """Compile and load `kernel` for these arguments without running it (a no-op in the simulator)."""
-    if hasattr(kernel, "typeof_pyval"):
-        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 def compile_launches(launches):
