@@ -32,12 +32,6 @@ def module_kernels(module):
     return [k for k in vars(module).values() if is_cuda_kernel(k)]
 
 
-def compile_launches(launches):
-    """Compile every recorded launch's kernel, so that replaying them runs kernels and nothing else."""
-    for _, kernel, _, args in launches:
-        compile_for(kernel, *args)
-
-
 def _nothing_to_wait_for():
     """cuda.synchronize() while the launches are recorded: nothing has run (and the GPU tier's build child has no
     GPU to ask). The grader synchronises after the launches it replays."""
@@ -98,15 +92,6 @@ def validate(launches, kernel_name, A, B, C):
 def _plain_number(arg):
     """A Python or NumPy number itself, not an instance of a subclass (which could carry anything)."""
     return isinstance(arg, numbers.Number) and (type(arg) in (int, float, bool) or type(arg).__module__ == "numpy")
-
-
-def recorded_run(module, launcher_name, kernel_name, A, B, C):
-    """(a callable that runs the launcher's kernels on A, B, C and nothing else, the recorded launches): recorded,
-    validated and compiled here, so the callable only launches."""
-    recorded = record_launches(module, launcher_name, A, B, C)
-    validate(recorded, kernel_name, A, B, C)
-    compile_launches(recorded)
-    return (lambda: replay(recorded)), recorded
 
 
 def replay(launches):

@@ -1,6 +1,7 @@
 """Simulator side (beside student code): run the build's checked plans in Numba's simulator. The kernels are looked up
 by name in the module; the launcher never runs here (the build child alone called it), so what the simulator runs is
 the program the build compiled."""
+from autograder.build.launches import replay
 from autograder.protocol import LaunchError
 
 
@@ -32,12 +33,6 @@ class SimPlanLaunches:
                          for a in item["args"])
             recorded.append((name, kernel, (tuple(item["grid"]), tuple(item["block"]), 0, item["shared"]), args))
         return (lambda: replay(recorded)), len(recorded), recorded
-
-
-def replay(launches):
-    """Run recorded (name, kernel, config, args) launches in order."""
-    for _, kernel, config, args in launches:
-        kernel[config](*args)
 
 
 def execute(job):
