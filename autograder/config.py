@@ -56,7 +56,7 @@ SCHEMA = {
                                         "initialisation, compiles, many children at once)"),
         "work_factor": Key(float, 20.0, "a GPU child may take this many times the naive reference kernel's time "
                                         "for its work, on top of gpu_start_s"),
-        "after_start_s": Key(float, 10.0, "once a GPU child's kernels are compiled and about to run, it has at most "
+        "after_start_s": Key(float, 5.0, "once a GPU child's kernels are compiled and about to run, it has at most "
                                           "this many seconds plus its work_factor share left"),
         "reference_tflops": Key(float, 1.0, "the naive reference kernel's rate for those limits, in TFLOP/s"),
         "sibling_grace_s": Key(float, 10.0, "after a child of a stage ran out of time, the stage's other children get "

@@ -174,6 +174,37 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     assert gpu["stages"]["tiled"]["before_sm_clock_mhz"] == 1980.0 and gpu["stages"]["tiled"]["attempts"] == 2
 
 
+def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
+    """Stage tiled's speed check finds the GPU shared twice; stage fast's, later in the same grade, says so at once:
+    it is not timed, does not wait shared_retry_s again, and counts neither way (a shared GPU's verdict for a five-stage
+    grade took 82.7 s: one retry per stage)."""
+    from autograder.engine import timing
+    from autograder.engine.report import Check
+    smi.apps("31337, other_training_job, 40000\n")
+    c = {**cfg, "speed": {**cfg["speed"], "n": 64, "shared_retry_s": 0.5, "exclusive_poll_s": 0.05,
+                          "exclusive_settle_s": 0.2}}
+    shared = timing.SharedGpu()
+    runs = []
+
+    def grader(name):
+        def run(job, inputs, timeout=None, what="", turn=None):
+            runs.append(name)
+            why = turn(lambda seconds: True)
+            return sandbox.ChildResult(facts={"timings": {}}, problem=why)
+        return types.SimpleNamespace(cfg=c, stage=types.SimpleNamespace(name=name, challenge=False),
+                                     rng=np.random.default_rng(0), run=run, gate_reason=lambda key: "",
+                                     work_timeout=lambda flops: 30, shared_gpu=shared,
+                                     runner_job=lambda task, shapes, **kw: ({"task": task, "device": "gpu", **kw}, ""),
+                                     check=lambda key, title, share=1.0: Check(name, key, title, 2))
+    first = timing.judge(grader("tiled"))
+    started = time.monotonic()
+    second = timing.judge(grader("fast"))
+    assert first.status == "skipped" and "pid 31337" in first.output
+    assert second.status == "skipped" and second.max_score == 0
+    assert "when stage tiled's speed check timed, twice" in second.output, second.output
+    assert runs == ["tiled", "tiled", "fast"] and time.monotonic() - started < 0.5, "one retry in the grade"
+
+
 def test_an_nvidia_smi_that_never_answers_does_not_stop_the_grade(smi):
     """The driver can stop answering; the watch records why it could not check instead of waiting for ever."""
     (smi.dir / "nvidia-smi").write_text("#!/bin/sh\nsleep 30\n")

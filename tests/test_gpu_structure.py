@@ -88,6 +88,51 @@ def test_tool_logs_read_into_facts():
     assert "problem" in tools.racecheck_facts(child_result({}), "the program crashed")
 
 
+def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
+    """One ncu run for the grade's stages: ncu numbers the kernels in launch order and the runner says how many
+    launches each stage's plan made, so each stage is judged on its own kernels alone. Where the count does not
+    hold, no stage gets a part (each is profiled again on its own)."""
+    log = ncu_log([(0, LOADS, 100), (1, LOADS, 10), (1, bank_conflicts.NCU_METRICS[0], 3), (2, LOADS, 20)])
+    ran = child_result({"shapes": [{"launches": 1}, {"launches": 2}]})
+    (first, first_log), (second, second_log) = tools.split_ncu(ran, log, 2)
+    one, two = tools.ncu_facts(first, first_log), tools.ncu_facts(second, second_log)
+    assert (one[LOADS], one["kernels"], one[bank_conflicts.NCU_METRICS[0]]) == (100, 1, 0)
+    assert (two[LOADS], two["kernels"], two[bank_conflicts.NCU_METRICS[0]]) == (30, 2, 3)
+    assert first.facts["shapes"] == [{"launches": 1}] and second.facts["shapes"] == [{"launches": 2}]
+    for facts, problem, text in (({"shapes": [{"launches": 1}, {"launches": 1}]}, "", log),   # 3 kernels, 2 launches
+                                 ({"shapes": [{"launches": 1}]}, "", log),                    # a shape not reached
+                                 ({"shapes": [{"launches": 1}, {"error": {"kind": "launch"}}]}, "", log),
+                                 ({"shapes": [{"launches": 1}, {"launches": 2}]}, "killed", log),
+                                 ({"shapes": [{"launches": 1}, {"launches": 2}]}, "", "")):
+        assert tools.split_ncu(child_result(facts, problem=problem), text, 2) == [None, None]
+
+
+def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
+    """The run together failed (here: its runner crashed): each stage's ncu run is made again on its own, and a
+    stage whose build failed is not run at all."""
+    import types
+    alone = []
+    monkeypatch.setattr(tools, "find_tool", lambda name: "/usr/bin/ncu")
+    monkeypatch.setattr(tools, "_tool_run", lambda g, *a: alone.append(g.stage.name) or ("own", "log", ""))
+
+    def grader(name, why=""):
+        shape = {"launches": [{"kernel": 0, "args": ["A", "B", "C"], "grid": [1, 1, 1], "block": [1, 1, 1]}]}
+        return types.SimpleNamespace(
+            stage=types.SimpleNamespace(name=name), cfg={"limits": {"tool_timeout_s": 30}},
+            not_run=lambda why: child_result({}, problem="not run: " + why),
+            runner_job=lambda task, shapes, count: (None, why) if why else (
+                {"task": task, "device": "gpu", "kernel": "k", "kernels": [{"name": "k"}], "plans": [shape],
+                 "count": count}, ""),
+            run=lambda job, inputs, **kw: child_result({}, problem="the runner crashed"))
+    inputs = {"A0": np.zeros((4, 3), np.float32), "B0": np.zeros((3, 5), np.float32)}
+    together = tools.NcuTogether()
+    futures = [together.join(grader(name, why), inputs) for name, why in
+               (("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built"))]
+    together._run()
+    assert [f.result()[0] for f in futures[:2]] == ["own", "own"] and alone == ["tiled", "tiled_general"]
+    assert "not run: the kernels were not built" in futures[2].result()[0].problem
+
+
 @pytest.mark.parametrize("name, tile", [("tiled", 16), ("tiled", 32), ("tiled_general", 16),
                                         ("tiled_transposed", 32)])
 def test_racecheck_size_is_drawn_per_grade(name, tile):

@@ -134,8 +134,8 @@ def test_wrong_guard_dropped_tile_transposed_b_on_gpu(grade_text):
 def test_kernel_that_never_ends_on_gpu(grade_text):
     started = time.monotonic()
     r = grade_text("naive", KNOWN_BAD["kernel never ends"].text, device="gpu", check_timeout_s=60)
-    # stopped after_start_s (10 s) after its launch, not at the end of the 60 s limit
-    assert "did not finish within 10 s of its kernels' launch" in failed(r, "correct")
+    # stopped after_start_s (5 s) after its launch, not at the end of the 60 s limit
+    assert "did not finish within 5 s of its kernels' launch" in failed(r, "correct")
     assert time.monotonic() - started < 45
     # the build child's compile facts stand, whatever the runner did
     passed(r, "compiles")

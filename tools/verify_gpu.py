@@ -2,7 +2,7 @@
 
 Default parts (pick others with --part; each section is written as soon as it ends):
 profile (one grade of solutions/ with every child on a timeline), hang (a
-never-ending stage 2 kernel graded in at most 30 s), contention (stages 2 and 5
+never-ending stage 2 kernel graded in at most 15 s), contention (stages 2 and 5
 graded while another process loads the same GPU: speed "not gradable: shared"),
 exploits (tests/test_speed_exploits.py: every timing exploit loses its speed
 points or leaderboard entry) and regrade (10 full grades of solutions/:
@@ -325,7 +325,7 @@ def part_exploits():
 
 
 def part_hang():
-    """A never-ending stage 2 kernel is graded in at most 30 s."""
+    """A never-ending stage 2 kernel is graded in at most 15 s."""
     return _pytest(["tests/test_speed_exploits.py", "-k", "never_ending"], "A kernel that never ends")
 
 
@@ -407,6 +407,17 @@ def part_contention(cfg):
             lines.append(f"- {verdict}: stage {name}: speed {check.status} ({time.perf_counter() - started:.0f} s): "
                          f"{check.output.splitlines()[0][:300]}; gpu facts: {json.dumps(report.gpu.get(name))[:600]}")
             print(lines[-1], flush=True)
+        # the whole course with the default config: one retry for the grade, not one per stage
+        started = time.perf_counter()
+        report = engine.grade(os.path.join(ROOT, "solutions"), device="gpu", seed=9, cfg=cfg)
+        seconds = time.perf_counter() - started
+        verdicts = [c for c in report.checks if c.key == "speed"]
+        ok = all(c.status == "skipped" and "not gradable" in c.output for c in verdicts)
+        lines.append(f"- {'OK' if ok and seconds <= 30 else 'WRONG'}: all five stages under the load, default config "
+                     f"(shared_retry_s {cfg['speed']['shared_retry_s']:g} s): every speed check not gradable: {ok}; "
+                     f"the grade took {seconds:.1f} s (goal: at most 30 s); "
+                     + "; ".join(f"{c.stage}: {c.output.splitlines()[0][:160]}" for c in verdicts))
+        print(lines[-1], flush=True)
     finally:
         try:
             os.kill(pid, 9)

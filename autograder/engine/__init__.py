@@ -13,12 +13,13 @@ import numpy as np
 
 from .. import config as config_mod
 from .. import sandbox
-from ..gpu.tools import gpu_available
+from ..gpu.tools import NcuTogether, gpu_available
 from ..submission import collect
 from .kernels import grader_folder
 from .report import Check, Report, time_breakdown
 from .stage import StageGrader
 from . import tiers  # noqa: F401 (the tiers' graders: StageGrader(src, device) is one of them)
+from . import timing
 
 __all__ = ["Check", "Report", "StageGrader", "gpu_available", "grade"]
 
@@ -41,16 +42,22 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
         graders = []
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
+        shared_gpu = timing.SharedGpu()
+        ncu = NcuTogether() if device == "gpu" else None
         for src in sources:
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
-            graders.append(StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module),
-                                       grader_kernels))
+            g = StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module), grader_kernels)
+            g.shared_gpu = shared_gpu  # a GPU found shared by one speed check is not timed on again (engine/timing.py)
+            g.ncu_together = ncu       # one ncu run for every stage (gpu/tools.py)
+            graders.append(g)
         # Every compile check first (a child of its own in the simulator tier); then the stages with GPU tools,
         # whose children end last.
         ordered = sorted(graders, key=lambda g: -g.tool_count())
         for g in ordered:
             g.start_compile(pool)
         futures_of = {id(g): g.start_checks(pool, waiting) for g in ordered}
+        if ncu is not None:
+            ncu.start(waiting)
         planned = [(g, futures_of[id(g)]) for g in graders]
         try:
             if device == "gpu":

@@ -27,8 +27,24 @@ class _Cut:
 
     def is_set(self):
         at = self.grader.timeout_at
+        if at is not None and not self.grace:  # a later check (instruments, GPU tools): stopped at once
+            return True
         since = self.working if self.working is not None else self.started + self.start
         return at is not None and time.monotonic() > max(at, since) + self.grace
+
+
+class _AnyCut:
+    """The `cancel` of a child several stages share (one ncu run for a grade): set once any of theirs is."""
+
+    def __init__(self, cuts):
+        self.cuts = cuts
+
+    def begun(self):
+        for cut in self.cuts:
+            cut.begun()
+
+    def is_set(self):
+        return any(cut.is_set() for cut in self.cuts)
 
 
 class _Part:
@@ -58,24 +74,30 @@ def _slice(result, a, b, problem):
 class Children:
     """The children half of a StageGrader (engine/stage.py)."""
 
-    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None):
+    def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
+            shared_with=()):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
-        instruments, the GPU tools; speed is gated in gate_reason) is not run, and every other child still
-        running or yet to start gets at most sibling_grace_s more: a correct kernel's child needs far less, a
-        kernel that never ends costs one derived limit per stage, not one per child. `work`: seconds the child
-        has left once it says its kernels are about to run (sandbox.run_child)."""
+        instruments, the GPU tools; speed is gated in gate_reason) is not run, or is stopped at once where it
+        runs (its verdict would be "not run" anyway), and every other child still running or yet to start gets
+        at most sibling_grace_s more: a correct kernel's child needs far less, a kernel that never ends costs
+        one derived limit per stage, not one per child. `work`: seconds the child has left once it says its
+        kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
+        child also does (gpu/tools.py: one ncu run for a grade); any of their time-outs stops it, and its own
+        time-out is none of theirs: the caller runs their parts again, each on its own."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
-        if self.timed_out and later:
-            return sandbox.ChildResult(problem=time_limit(f"not run: {self.timed_out}"), cancelled=True)
+        if later and any(g.timed_out for g in (self, *shared_with)):
+            why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
+            return sandbox.ChildResult(problem=time_limit(f"not run: {why}"), cancelled=True)
         dirs = ()
         if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
             grader = self.grader_kernels()
             dirs = ((grader, "grader", False),) if grader else ()
         began = time.monotonic()
+        grace = 0.0 if later else self.cfg["limits"]["sibling_grace_s"]
+        start = limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]
+        cut = _AnyCut([_Cut(g, grace, start) for g in (self, *shared_with)])
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   _Cut(self, self.cfg["limits"]["sibling_grace_s"],
-                                        limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]),
-                                   turn, work, dirs)
+                                   cut, turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,
@@ -84,7 +106,8 @@ class Children:
                                                                          "kernels_loaded", "kernels_compiled")
                                           if k in result.facts}})
         with self._timeout_lock:
-            if fault_of(result.problem) is Fault.TIME_LIMIT and result.timed_out and not self.timed_out:
+            if (fault_of(result.problem) is Fault.TIME_LIMIT and result.timed_out and not self.timed_out
+                    and not shared_with):
                 # the student's limit alone: a process stuck in the driver after its kill is the grader's
                 self.timed_out = f"{what} of this stage did not finish within its {result.seconds:.0f} s limit"
                 self.timeout_at = time.monotonic()

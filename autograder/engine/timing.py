@@ -42,6 +42,16 @@ def _child_timeout(g, n, runs, board):
     return g.work_timeout(flops)
 
 
+class SharedGpu:
+    """What one grade learnt of its GPU: once a stage's speed check found it shared with another process twice
+    (shared_retry_s apart), the grade's later speed checks say so at once instead of waiting to find it again:
+    every one of them counts neither way and the grade is flagged for a re-grade, so a shared GPU's verdict comes
+    in one retry, not one per stage."""
+
+    def __init__(self):
+        self.why = ""
+
+
 class Turn:
     """The GPU handed to one stage's timing child at a time. `prepared` is set once the child is ready to time (or
     ended, or never started); the engine sets `go` once every other child of the grade has finished and the
@@ -111,6 +121,7 @@ def _run(g, plan, turn):
         if turn is not None:
             turn.prepared.set()
         return check.verdict(False, gate)
+    seen = getattr(g, "shared_gpu", None)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
     watch = {}
 
@@ -122,6 +133,8 @@ def _run(g, plan, turn):
                 turn.go.wait()
                 if turn.refused:
                     return turn.refused
+            if seen is not None and seen.why:  # an earlier stage of this grade found the GPU shared
+                return seen.why
             gate = g.gate_reason("speed")
             if gate:
                 return gate
@@ -139,7 +152,9 @@ def _run(g, plan, turn):
         for attempt in (1, 2):
             result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
                            what="the speed check", turn=on_turn(attempt))
-            if attempt not in watch:  # refused its turn: not run, or not prepared in time
+            if attempt not in watch:  # refused its turn: not run, or not prepared in time, or the GPU is shared
+                if seen is not None and seen.why:
+                    return check.skip(seen.why)
                 return check.verdict(False, result.problem)
             g.gpu = watch[attempt].stop()
             g.gpu["attempts"] = attempt
@@ -147,11 +162,15 @@ def _run(g, plan, turn):
                 break
             time.sleep(cfg["shared_retry_s"])
         if g.gpu["shared"]:
-            return check.skip(
-                f"not gradable: the GPU was shared with another process ({exclusive.describe_others(g.gpu['others'])})"
-                f" while the speed check timed, also when retried {cfg['shared_retry_s']:g} s later. Timings on a "
-                "shared GPU are not comparable (short kernels are favoured), so this check counts neither way; "
-                "grade again when the GPU is idle.")
+            why = (f"not gradable: the GPU was shared with another process "
+                   f"({exclusive.describe_others(g.gpu['others'])}) while the speed check timed, also when retried "
+                   f"{cfg['shared_retry_s']:g} s later. Timings on a shared GPU are not comparable (short kernels are "
+                   "favoured), so this check counts neither way; grade again when the GPU is idle.")
+            if seen is not None:
+                seen.why = (f"not gradable: the GPU was shared with another process when stage {g.stage.name}'s "
+                            "speed check timed, twice; the grade's later speed checks are not timed on it. This check "
+                            "counts neither way; grade again when the GPU is idle.")
+            return check.skip(why)
         if not g.gpu.get("samples"):
             return check.verdict(False, grader(
                 "not gradable: the GPU could not be watched while it timed (nvidia-smi gave no sample: "

@@ -123,13 +123,131 @@ def tool_tasks(g, pool):
             lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
                          "--log-file", log), inputs(g.racecheck_shape))
     if any(k in g.points for k in NCU_KEYS):
-        # every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count too
-        metrics = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
-        futures["ncu"] = pool.submit(
-            _tool_run, g, "ncu", "ncu",
-            lambda log: ("--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--log-file", log),
-            inputs(ncu_shape(g.cfg)))
+        together = getattr(g, "ncu_together", None)
+        if together is not None:  # one ncu run for the grade's stages (NcuTogether)
+            futures["ncu"] = together.join(g, inputs(ncu_shape(g.cfg)))
+        else:
+            futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, inputs(ncu_shape(g.cfg)))
     return futures
+
+
+def _ncu_args(log):
+    """ncu's arguments: every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count
+    too."""
+    metrics = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
+    return ("--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--log-file", log)
+
+
+class NcuTogether:
+    """One ncu process for every stage of a grade it judges. Each ncu run costs seconds of start-up (ncu, Python,
+    a CUDA context: 2.8-5.5 s a stage on an H100) and two cannot run at once, so three stages' runs one after
+    another set a grade's length (BENCHMARKS.md, 2026-11-25). Here one runner launches each stage's checked plan at
+    the timed size in turn, from that stage's own PTX, under one ncu; ncu numbers the kernels it profiles in launch
+    order, and the runner says how many launches each stage's plan made, so each stage gets its own kernels'
+    counters alone. Where that accounting does not hold (the runner failed or was stopped, a launch failed, the
+    counts disagree), each stage not accounted for is profiled again on its own, as before: a stage never loses
+    its verdict for another's sake."""
+
+    def __init__(self):
+        self.members = []  # (grader, inputs, future)
+
+    def join(self, g, inputs):
+        """A future of StageGrader `g`'s ncu result, (child result, log text, why ncu is missing or "")."""
+        from concurrent.futures import Future
+        future = Future()
+        self.members.append((g, inputs, future))
+        return future
+
+    def start(self, pool):
+        """Run once every stage joined (engine.grade, after every stage's children were started)."""
+        if self.members:
+            pool.submit(self._run)
+
+    def _run(self):
+        try:
+            self._together()
+        except BaseException as exc:  # never leave a stage waiting: its own run then says what went wrong
+            for g, inputs, future in self.members:
+                if not future.done():
+                    future.set_exception(exc)
+            raise
+
+    def _alone(self, g, inputs, future):
+        try:
+            future.set_result(_tool_run(g, "ncu", "ncu", _ncu_args, inputs))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    def _together(self):
+        ready = []
+        for g, inputs, future in self.members:
+            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+            job, why = g.runner_job("run", [shape], count=1)  # waits for the stage's build
+            if why:
+                future.set_result((g.not_run(why), "", ""))
+            else:
+                ready.append((g, inputs, future, job))
+        path = find_tool("ncu")
+        if path is None or len(ready) < 2:
+            for g, inputs, future, _ in ready:
+                self._alone(g, inputs, future)
+            return
+        kernels, plans, arrays = [], [], {}
+        for i, (g, inputs, future, job) in enumerate(ready):
+            offset, plan = len(kernels), job["plans"][0]
+            kernels += job["kernels"]
+            if "launches" in plan:  # the stage's kernels, numbered after the earlier stages' in one list
+                plan = {**plan, "launches": [{**item, "kernel": item["kernel"] + offset} for item in plan["launches"]]}
+            plans.append(plan)
+            arrays[f"A{i}"], arrays[f"B{i}"] = inputs["A0"], inputs["B0"]
+        job = {**ready[0][3], "kernels": kernels, "plans": plans, "count": len(plans)}
+        first, others = ready[0][0], [g for g, *_ in ready[1:]]
+        with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time("ncu"):
+            log = os.path.join(d, "tool.log")
+            result = first.run(job, arrays, wrapper=(path, *_ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
+                               what="the ncu run of stages " + ", ".join(g.stage.name for g, *_ in ready), later=True,
+                               shared_with=others)
+            text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
+        parts = split_ncu(result, text, len(ready))
+        for (g, inputs, future, _), part in zip(ready, parts):
+            if part is None:
+                self._alone(g, inputs, future)
+            else:
+                future.set_result((part[0], part[1], ""))
+
+
+def split_ncu(result, text, count):
+    """[(child result, log text) of each of `count` stages, or None where the stage's part is not accounted for] of
+    one ncu run whose runner ran one shape per stage. The kernels ncu profiled, in launch order, are dealt out by
+    the launch count the runner reported for each shape."""
+    from ..sandbox import ChildResult
+    shapes = result.facts.get("shapes", []) if isinstance(result.facts, dict) else []
+    counts = [s.get("launches") if isinstance(s, dict) and not s.get("error") else None for s in shapes]
+    ids, rows = [], {}
+    wanted = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
+    for line in (text or "").splitlines():
+        if not any(m in line for m in wanted):
+            continue
+        row = next(csv.reader([line]), [])
+        try:
+            launch = int(row[0])
+        except (ValueError, IndexError):
+            continue
+        if launch not in rows:
+            ids.append(launch)
+        rows.setdefault(launch, []).append(line)
+    if (child_problem(result) or len(counts) != count or any(not isinstance(c, int) or c < 1 for c in counts)
+            or sum(counts) != len(ids)):
+        return [None] * count
+    parts, at = [], 0
+    for i, c in enumerate(counts):
+        mine = ids[at: at + c]
+        at += c
+        facts = {**result.facts, "shapes": [shapes[i]]}
+        parts.append((ChildResult(facts=facts, log=result.log, seconds=result.seconds, sandbox=result.sandbox,
+                                  uid=result.uid, started=1),
+                      "\n".join(line for launch in mine for line in rows[launch])))
+    return parts
 
 
 def _tool_run(g, key, tool, args, inputs):
