@@ -94,7 +94,7 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
     hold, no stage gets a part (each is profiled again on its own)."""
     log = ncu_log([(0, LOADS, 100), (1, LOADS, 10), (1, bank_conflicts.NCU_METRICS[0], 3), (2, LOADS, 20)])
     ran = child_result({"shapes": [{"launches": 1}, {"launches": 2}]})
-    (first, first_log), (second, second_log) = tools.split_ncu(ran, log, 2)
+    (first, first_log), (second, second_log) = tools.split_ncu(ran, log, [True, True])
     one, two = tools.ncu_facts(first, first_log), tools.ncu_facts(second, second_log)
     assert (one[LOADS], one["kernels"], one[bank_conflicts.NCU_METRICS[0]]) == (100, 1, 0)
     assert (two[LOADS], two["kernels"], two[bank_conflicts.NCU_METRICS[0]]) == (30, 2, 3)
@@ -104,7 +104,12 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
                                  ({"shapes": [{"launches": 1}, {"error": {"kind": "launch"}}]}, "", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "killed", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "", "")):
-        assert tools.split_ncu(child_result(facts, problem=problem), text, 2) == [None, None]
+        assert tools.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
+    # a stage whose build failed took part with no launches: the others' parts still hold
+    ran = child_result({"shapes": [{"launches": 0}, {"launches": 3}]})
+    none, (third, third_log) = tools.split_ncu(ran, log, [False, True])
+    assert none is None and tools.ncu_facts(third, third_log)[LOADS] == 130
+    assert tools.split_ncu(ran, log, [True, True]) == [None, None]
 
 
 def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
@@ -118,12 +123,13 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
     def grader(name, why=""):
         shape = {"launches": [{"kernel": 0, "args": ["A", "B", "C"], "grid": [1, 1, 1], "block": [1, 1, 1]}]}
         return types.SimpleNamespace(
-            stage=types.SimpleNamespace(name=name), cfg={"limits": {"tool_timeout_s": 30}},
+            stage=types.SimpleNamespace(name=name, kernel="k"), cfg={"limits": {"tool_timeout_s": 30, "gpu_start_s": 40}},
             not_run=lambda why: child_result({}, problem="not run: " + why),
             runner_job=lambda task, shapes, count: (None, why) if why else (
                 {"task": task, "device": "gpu", "kernel": "k", "kernels": [{"name": "k"}], "plans": [shape],
                  "count": count}, ""),
-            run=lambda job, inputs, **kw: child_result({}, problem="the runner crashed"))
+            run=lambda job, inputs, **kw: child_result({}, problem=kw["turn"](lambda seconds: True) and "crashed"
+                                                       or "the runner crashed"))
     inputs = {"A0": np.zeros((4, 3), np.float32), "B0": np.zeros((3, 5), np.float32)}
     together = tools.NcuTogether()
     futures = [together.join(grader(name, why), inputs) for name, why in

@@ -108,6 +108,11 @@ def main():
             if job["task"] == "run":
                 from autograder.runner.run import PlanLaunches, task_run
                 if module is None:  # a GPU runner: the plan from PTX
+                    if job.get("late"):  # started before its plan existed: the CUDA context first (gpu/tools.py)
+                        from numba import cuda
+                        cuda.current_context()
+                        wait_for_turn(job)
+                        job.update(json.loads(sys.stdin.readline()))
                     source, execute = PlanLaunches(job), None
                 else:  # the simulator: the plan with the module's kernels
                     from autograder.sim.plans import SimPlanLaunches, execute

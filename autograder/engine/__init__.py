@@ -15,6 +15,7 @@ from .. import config as config_mod
 from .. import sandbox
 from ..gpu.tools import NcuTogether, gpu_available
 from ..submission import collect
+from .judge import Later
 from .kernels import grader_folder
 from .report import Check, Report, time_breakdown
 from .stage import StageGrader
@@ -59,17 +60,17 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         if ncu is not None:
             ncu.start(waiting)
         planned = [(g, futures_of[id(g)]) for g in graders]
+        def quiet():
+            """Speed is timed while judging, one stage at a time: every other child must have finished, and
+            every timing child prepared (none may compile or load while another times)."""
+            for _, futures in planned:
+                for f in futures.values():
+                    (f[0] if isinstance(f, tuple) else f).exception()
+            for g in graders:
+                if getattr(g, "speed_turn", None):
+                    g.speed_turn.prepared.wait()
         try:
-            if device == "gpu":
-                # Speed is timed while judging, one stage at a time: every other child must have finished, and
-                # every timing child prepared (none may compile or load while another times).
-                for _, futures in planned:
-                    for f in futures.values():
-                        (f[0] if isinstance(f, tuple) else f).exception()
-                for g in graders:
-                    if getattr(g, "speed_turn", None):
-                        g.speed_turn.prepared.wait()
-            _judge_all(planned, report, progress)
+            _judge_all(planned, report, progress, quiet if device == "gpu" else None)
         finally:
             for g in graders:
                 if getattr(g, "speed_turn", None):
@@ -80,11 +81,16 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     return report
 
 
-def _judge_all(planned, report, progress):
-    """Judge every stage in report order (speed checks time now, one after another)."""
-    for g, futures in planned:
+def _judge_all(planned, report, progress, quiet=None):
+    """Judge every stage in report order: first what can be judged while the GPU tools still run (the
+    correctness products are compared here, not between two timed stages), then, once `quiet` returned, the
+    GPU tools' verdicts and the speed checks, which time now, one after another."""
+    judged = [(g, g.judge_now(futures)) for g, futures in planned]
+    if quiet is not None:
+        quiet()
+    for g, checks in judged:
         report.stages.append(g.stage.name)
-        checks = g.judge(futures)
+        checks = [c.judge() if isinstance(c, Later) else c for c in checks]
         for c in checks:  # a notebook's lines as its cells number them
             c.output = g.src.cite(c.output)
         report.checks.extend(checks)

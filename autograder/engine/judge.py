@@ -12,6 +12,13 @@ from ..outcome import keep, time_limit
 SIM_JUDGES = {"races": races.judge_sim, "bank_conflicts": bank_conflicts.judge_sim, "data_reuse": None}
 
 
+class Later:
+    """A check judged only when called for: a GPU tool's verdict waits for its run, speed for the GPU's turn."""
+
+    def __init__(self, judge):
+        self.judge = judge
+
+
 class Judging:
     """The judging half of a StageGrader (engine/stage.py)."""
 
@@ -62,6 +69,11 @@ class Judging:
 
     def judge(self, futures):
         """Every check of the stage, in report order; call once the children started may be waited for."""
+        return [c.judge() if isinstance(c, Later) else c for c in self.judge_now(futures)]
+
+    def judge_now(self, futures):
+        """judge's checks, those a tier judges later (Later: the GPU tools' and speed's) left to be judged: a grade
+        judges every stage's correctness while the GPU tools still run, and times the stages only after."""
         if self.src.unreadable:  # the stage's only file could not be read (autograder/submission.py says why)
             return self.failed_all(self.src.unreadable)
         if self.deleted:

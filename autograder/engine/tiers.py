@@ -7,6 +7,7 @@ import numpy as np
 from ..checks import speed
 from . import timing
 from ..checks.titles import title
+from .judge import Later
 from .stage import TIERS, StageGrader
 
 
@@ -126,11 +127,13 @@ class GpuStageGrader(StageGrader):
         """The GPU-only checks; call when no other child uses the GPU (speed is timed)."""
         from ..gpu.tools import tool_verdict
         checks = []
-        for key in (k for k in ("races", "bank_conflicts", "data_reuse") if k in self.points):
+        def tool(key):
             check, gate = self.check(key, title(self, key)), self.gate_reason(key)
-            checks.append(check.verdict(False, gate) if gate else tool_verdict(self, key, futures, check))
+            return check.verdict(False, gate) if gate else tool_verdict(self, key, futures, check)
+        for key in (k for k in ("races", "bank_conflicts", "data_reuse") if k in self.points):
+            checks.append(Later(lambda key=key: tool(key)))
         if "speed" in self.points:
-            checks.append(timing.judge(self))
+            checks.append(Later(lambda: timing.judge(self)))
         return checks
 
     def tier_rows(self, failed):

@@ -179,48 +179,72 @@ class NcuTogether:
             future.set_exception(exc)
 
     def _together(self):
-        ready = []
-        for g, inputs, future in self.members:
-            shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
-            job, why = g.runner_job("run", [shape], count=1)  # waits for the stage's build
-            if why:
-                future.set_result((g.not_run(why), "", ""))
-            else:
-                ready.append((g, inputs, future, job))
+        """The runner starts at once, beside the builds (ncu's start, Python and a CUDA context take seconds), and
+        gets the stages' kernels and plans once they are built; a stage whose build failed takes part with no
+        launches (its verdict is the build's)."""
         path = find_tool("ncu")
-        if path is None or len(ready) < 2:
-            for g, inputs, future, _ in ready:
+        if path is None or len(self.members) < 2:
+            for g, inputs, future in self.members:
                 self._alone(g, inputs, future)
             return
-        kernels, plans, arrays = [], [], {}
-        for i, (g, inputs, future, job) in enumerate(ready):
-            offset, plan = len(kernels), job["plans"][0]
-            kernels += job["kernels"]
-            if "launches" in plan:  # the stage's kernels, numbered after the earlier stages' in one list
-                plan = {**plan, "launches": [{**item, "kernel": item["kernel"] + offset} for item in plan["launches"]]}
-            plans.append(plan)
+        arrays, taking_part = {}, []
+        for i, (g, inputs, future) in enumerate(self.members):
             arrays[f"A{i}"], arrays[f"B{i}"] = inputs["A0"], inputs["B0"]
-        job = {**ready[0][3], "kernels": kernels, "plans": plans, "count": len(plans)}
-        first, others = ready[0][0], [g for g, *_ in ready[1:]]
+        first, others = self.members[0][0], [g for g, *_ in self.members[1:]]
+
+        def turn(ready):
+            try:
+                return given(ready)
+            except Exception as exc:  # the grader's own trouble: the runner is stopped, each stage runs alone
+                return grader(f"not gradable: the ncu run could not be given its plans ({exc})")
+
+        def given(ready):
+            kernels, plans = [], []
+            for g, inputs, future in self.members:
+                shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+                job, why = g.runner_job("run", [shape], count=1)  # waits for the stage's build
+                if why:
+                    future.set_result((g.not_run(why), "", ""))
+                    taking_part.append(False)
+                    plans.append({"launches": []})
+                    continue
+                offset, plan = len(kernels), job["plans"][0]
+                kernels += job["kernels"]
+                if "launches" in plan:  # the stage's kernels, numbered after the earlier stages' in one list
+                    plan = {**plan, "launches": [{**item, "kernel": item["kernel"] + offset}
+                                                 for item in plan["launches"]]}
+                plans.append(plan)
+                taking_part.append(True)
+            if not kernels:
+                return "not run: no stage was built"
+            if not ready(first.cfg["limits"]["gpu_start_s"]):
+                return grader("not gradable: ncu's runner did not start in time")
+            return {"kernels": kernels, "plans": plans}
+
+        job = {"task": "run", "device": "gpu", "kernel": first.stage.kernel, "count": len(self.members), "late": True}
+        names = ", ".join(g.stage.name for g, *_ in self.members)
         with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time("ncu"):
             log = os.path.join(d, "tool.log")
             result = first.run(job, arrays, wrapper=(path, *_ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
-                               what="the ncu run of stages " + ", ".join(g.stage.name for g, *_ in ready), later=True,
-                               shared_with=others)
+                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others)
             text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
-        parts = split_ncu(result, text, len(ready))
-        for (g, inputs, future, _), part in zip(ready, parts):
+        parts = split_ncu(result, text, taking_part) if taking_part else [None] * len(self.members)
+        for (g, inputs, future), part in zip(self.members, parts):
+            if future.done():
+                continue
             if part is None:
                 self._alone(g, inputs, future)
             else:
                 future.set_result((part[0], part[1], ""))
 
 
-def split_ncu(result, text, count):
-    """[(child result, log text) of each of `count` stages, or None where the stage's part is not accounted for] of
-    one ncu run whose runner ran one shape per stage. The kernels ncu profiled, in launch order, are dealt out by
-    the launch count the runner reported for each shape."""
+def split_ncu(result, text, taking_part):
+    """[(child result, log text) of each stage, or None where its part is not accounted for] of one ncu run whose
+    runner ran one shape per stage (`taking_part`: for each, whether its plan was given; one that was not made no
+    launch). The kernels ncu profiled, in launch order, are dealt out by the launch count the runner reported for
+    each shape."""
     from ..sandbox import ChildResult
+    count = len(taking_part)
     shapes = result.facts.get("shapes", []) if isinstance(result.facts, dict) else []
     counts = [s.get("launches") if isinstance(s, dict) and not s.get("error") else None for s in shapes]
     ids, rows = [], {}
@@ -236,8 +260,8 @@ def split_ncu(result, text, count):
         if launch not in rows:
             ids.append(launch)
         rows.setdefault(launch, []).append(line)
-    if (child_problem(result) or len(counts) != count or any(not isinstance(c, int) or c < 1 for c in counts)
-            or sum(counts) != len(ids)):
+    if (child_problem(result) or len(counts) != count or any(not isinstance(c, int) for c in counts)
+            or any((c >= 1) != part for c, part in zip(counts, taking_part)) or sum(counts) != len(ids)):
         return [None] * count
     parts, at = [], 0
     for i, c in enumerate(counts):
@@ -246,7 +270,7 @@ def split_ncu(result, text, count):
         facts = {**result.facts, "shapes": [shapes[i]]}
         parts.append((ChildResult(facts=facts, log=result.log, seconds=result.seconds, sandbox=result.sandbox,
                                   uid=result.uid, started=1),
-                      "\n".join(line for launch in mine for line in rows[launch])))
+                      "\n".join(line for launch in mine for line in rows[launch])) if taking_part[i] else None)
     return parts
 
 

@@ -58,7 +58,9 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
     child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
     be prepared (or to have ended) and says whether it was; turn returns "" to let the child go on (it then
-    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem."""
+    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem. It may
+    also return a dict: the child goes on, and gets those fields of its job only now, after "go" (a runner started
+    before its plan existed: gpu/tools.py); the report is checked against the whole job."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -109,8 +111,12 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                 else:
                     proc.stdin.flush()
                     refused = turn(lambda seconds: _ready(ready_r, proc, seconds))
+                    late, refused = (refused, "") if isinstance(refused, dict) else (None, refused)
                     if not refused:
                         proc.stdin.write(b"go\n")
+                        if late is not None:
+                            job = {**job, **late}
+                            proc.stdin.write(json.dumps(late).encode() + b"\n")
                         proc.stdin.close()
             except BrokenPipeError:
                 pass
