@@ -1,4 +1,4 @@
-"""Notebook side: the self-check's figures (autograder/selfcheck.py draws them; nothing here grades)."""
+"""Notebook side: the self-check's figures (autograder/selfcheck/plotting.py draws them; nothing here grades)."""
 
 def reuse_figure(plt, stage, tile, inst):
     """Global loads per output (and, for stage 4, the bank-conflict degree of each shared load line)."""

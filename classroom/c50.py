@@ -31,6 +31,7 @@ import shutil
 import sys
 
 from autograder.gpu.tools import gpu_available
+from autograder.repository import pick_files
 
 from . import ROOT
 
@@ -232,7 +233,7 @@ def grade_checkout(workspace=".", env=None):
         results = grade_mod.grade(workspace, out, device, stages, student=student)
     finally:
         os.environ.update(saved)
-    picked = grade_mod.pick_files(workspace, stages or _stages())
+    picked = pick_files(workspace, stages or _stages())
     files = {stage.name: rel for stage, _, rel, _ in picked}
     result = to_result(results, env, files)
     status, summary = status_and_summary(result)

@@ -3,7 +3,7 @@
     python -m classroom.grade STUDENT_DIR --out DIR [--device gpu|sim|auto] [--stages "naive tiled"]
                               [--results PATH] [--student NAME] [--seed N]
 
-1. For each stage, picks the file to grade (``pick_files``): ``exercises/<module>.py``
+1. For each stage, picks the file to grade (``pick_files``, autograder/repository.py): ``exercises/<module>.py``
    when its TODOs are filled in, else ``notebooks/<module>.ipynb`` when that one's are,
    else the unchanged stub (0 points, "not implemented yet"). A top-level
    ``<module>.py`` / ``.ipynb`` (a Gradescope upload) or any other file of the
@@ -29,76 +29,12 @@ import subprocess
 import sys
 import tempfile
 
+from autograder.repository import pick_files
+
 from . import ROOT
 from . import report
 
 ASSIGNMENT = "matmul"
-SEARCH = ("exercises", "", "notebooks")       # student folders searched for a stage's file, in this order
-
-
-def _source(path):
-    from autograder.submission import SubmissionError, read_source
-    try:
-        return read_source(path)
-    except SubmissionError:
-        return None
-
-
-def _regular(path):
-    """A regular file, not through a link (autograder/reading): a link may point anywhere on the runner."""
-    return os.path.isfile(path) and not os.path.islink(path)
-
-
-def _candidates(student_dir, stage):
-    """The student's files that may hold `stage`, most likely first."""
-    from autograder.submission import stages_in
-    named = [os.path.join(student_dir, "exercises", stage.module + ".py"),
-             os.path.join(student_dir, stage.module + ".py"),
-             os.path.join(student_dir, "notebooks", stage.module + ".ipynb"),
-             os.path.join(student_dir, stage.module + ".ipynb")]
-    found = [p for p in named if _regular(p)]
-    for folder in SEARCH:
-        folder = os.path.join(student_dir, folder)
-        if not os.path.isdir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            path = os.path.join(folder, name)
-            if path in found or name.startswith(".") or not name.endswith((".py", ".ipynb")) \
-                    or not _regular(path):
-                continue
-            source = _source(path)
-            if source is not None and stages_in(source, path) == [stage]:
-                found.append(path)
-    return found
-
-
-def pick_files(student_dir, stages, stubs_dir=None):
-    """[(stage, path, rel, note)]: the file graded for each stage, its path in the student's
-    repository ("" for the released stub) and a note for the summary ("" or why).
-
-    Among the candidates, `make grade`'s rule (autograder.submission.choose): the released name first, then
-    a file whose TODOs are filled in; with no candidate at all, the released stub from ``stubs_dir`` (the
-    grader's exercises/), so the stage still shows its points."""
-    from autograder.submission import choose, skipped_note
-    stubs_dir = stubs_dir or os.path.join(ROOT, "exercises")
-    picked = []
-    for stage in stages:
-        found = _candidates(student_dir, stage)
-        note = ""
-        if found:
-            path, others = choose(stage, found, _source)
-            rel = os.path.relpath(path, student_dir)
-            if others:
-                note = skipped_note(stage, path, others, student_dir)
-        else:
-            path, rel = os.path.join(stubs_dir, stage.filename), ""
-            note = f"no file of this stage found: graded the released stub {stage.filename}"
-            links = [os.path.relpath(p, student_dir) for p in (os.path.join(student_dir, f, stage.module + x)
-                     for f in SEARCH for x in (".py", ".ipynb")) if os.path.islink(p)]
-            if links:
-                note += f" ({', '.join(links)}: a symbolic link, never followed; commit the file itself)"
-        picked.append((stage, path, rel, note))
-    return picked
 
 
 def _hash(paths):

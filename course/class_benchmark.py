@@ -4,7 +4,7 @@
     python -m course.class_benchmark OUT_DIR --merge ONE/benchmark.json TWO/benchmark.json
 
 It writes ``OUT_DIR/class/``: a course folder of generated submissions, each made of the
-five solutions with text mutations (tools/mutants.py) in the style of KINDS: correct,
+five solutions with text mutations (course/mutants.py) in the style of KINDS: correct,
 partial (stages 3-5 left as the exercise stubs), racy (a tiled kernel without its second
 ``cuda.syncthreads()``), cheating (``A @ B`` on the host in the launcher), hanging (a kernel
 whose loop never ends), wrong (the last partial tile along K dropped). Then, for each GPU
@@ -37,7 +37,7 @@ KINDS = ("correct", "partial", "racy", "cheating", "hanging", "wrong")
 def kind_files(kind):
     """{filename: text} of the five stage files of one kind of submission."""
     from autograder.stages import STAGES
-    from tools import mutants
+    from . import mutants
     files = {s.filename: mutants.solution_text(s.name) for s in STAGES}
     cases = {"racy": "stage 2 without second barrier", "cheating": "host product in the launcher",
              "hanging": "kernel never ends", "wrong": "partial K tile dropped"}

@@ -295,9 +295,9 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None):
 
 
 def lay_out(git, commit, folder, submitted_at):
-    """COURSE/submitted/<student>/ASSIGNMENT/: the file graded for each stage (as classroom.grade picks it)."""
+    """COURSE/submitted/<student>/ASSIGNMENT/: the file graded for each stage (autograder/repository.py picks it)."""
+    from autograder.repository import pick_files
     from autograder.stages import STAGES
-    from classroom.grade import pick_files
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as tree:
         archive = subprocess.run(["git", "--git-dir", git.path, "archive", "--format=tar", commit],
                                  capture_output=True, check=True).stdout

@@ -5,7 +5,7 @@ from autograder import config, stages
 from autograder.engine.report import Check
 from autograder.sandbox import ChildResult
 from conftest import failed
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 CFG = config.load()
 
@@ -32,7 +32,7 @@ def child_result(facts, arrays=None, problem=""):
 
 
 def assert_known_bad(grade_text, name):
-    """Grade the known-bad variant `name` (tools/mutants.py): its check fails, saying what it must say."""
+    """Grade the known-bad variant `name` (course/mutants.py): its check fails, saying what it must say."""
     case = KNOWN_BAD[name]
     report = grade_text(case.stage, case.text, **dict(case.limits))
     out = failed(report, case.check)

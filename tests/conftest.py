@@ -5,7 +5,7 @@ import os
 import pytest
 
 from autograder import config, engine, stages
-from tools.mutants import mutate, solution_text  # noqa: F401 (used by the test files)
+from course.mutants import mutate, solution_text  # noqa: F401 (used by the test files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
@@ -18,7 +18,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     """Mark each test with the stage it exercises: a known-bad case's stage, or a stage named by a parameter."""
-    from tools.mutants import KNOWN_BAD
+    from course.mutants import KNOWN_BAD
     names = {s.name for s in stages.STAGES}
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})

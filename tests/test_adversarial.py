@@ -27,7 +27,7 @@ from autograder import engine, sandbox, stages
 from autograder.checks import correct as verdicts
 from autograder.sandbox import backends, box, view
 from conftest import ROOT, SOLUTIONS, by_key, mutate, planned
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 ADV = os.path.join(ROOT, "tests", "adversarial")
 NAIVE = stages.find("naive")

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from conftest import ROOT
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 
 def cli(*args):
@@ -40,7 +40,7 @@ def test_a_jupyter_copy_of_a_notebook_is_skipped_with_a_note(tmp_path):
     copy is named in a note (it used to zero every stage: "both ... define stage naive")."""
     import shutil
     from autograder.submission import collect
-    from classroom.grade import pick_files
+    from autograder.repository import pick_files
     from autograder.stages import STAGES
     demo = os.path.join(ROOT, "demo_course", "submitted", "ada", "matmul")
     for name in os.listdir(demo):

@@ -159,7 +159,7 @@ def test_the_gpu_tier_builds_plans_at_the_sizes_its_tools_run(cfg, tmp_path):
     """The build child records the plan of racecheck's drawn size and of the timed size, where ncu runs; the
     simulator's instrumented run is not part of the GPU tier any more."""
     import types
-    from tools.mutants import solution_text
+    from course.mutants import solution_text
     src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
     g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(5), str(tmp_path))
     shapes = [tuple(s) for s in g.build_shapes()]

@@ -10,7 +10,7 @@ import pytest
 
 from autograder import engine
 from conftest import ROOT, failed, mutate, passed, solution_text
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not engine.gpu_available(), reason="no NVIDIA GPU on this machine")]
 

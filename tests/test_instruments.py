@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from autograder.checks import bank_conflicts, data_reuse, races
-from tools.mutants import KNOWN_BAD, mutate
+from course.mutants import KNOWN_BAD, mutate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOL = os.path.join(ROOT, "solutions")
-KNOWN_BAD_CASES = {  # case name here: name in tools/mutants.KNOWN_BAD
+KNOWN_BAD_CASES = {  # case name here: name in course/mutants.KNOWN_BAD
     "missing_second_barrier": "stage 2 without second barrier",
     "missing_first_barrier": "stage 2 without first barrier",
     "unpadded": "stage 4 unpadded",

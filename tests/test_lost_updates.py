@@ -16,7 +16,7 @@ import pytest
 from autograder.checks import correct, data_reuse
 from checkkit import FakeGrader, child_result
 from conftest import ROOT, failed, mutate, passed
-from tools.mutants import KNOWN_BAD, SPLIT_K_ATOMIC, SPLIT_K_LANES
+from course.mutants import KNOWN_BAD, SPLIT_K_ATOMIC, SPLIT_K_LANES
 
 KERNELS = '''
 import math

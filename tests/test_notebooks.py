@@ -17,7 +17,7 @@ from autograder.stages import STAGES
 from autograder.submission import notebook_source
 from course import notebooks
 from course.release import release_findings, solution_lines
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 from coursekit import ROOT, execute, outputs, released_course, text_of  # noqa: F401 (fixture)
 
 STAGE_IDS = [s.module for s in STAGES]

@@ -184,11 +184,11 @@ def test_a_classroom_repository_link_is_never_followed(tmp_path):
     grader copied the link's target into the folder it grades. Now the released stub is graded, and the note says
     why."""
     from autograder.stages import STAGES
-    from classroom import grade
+    from autograder.repository import pick_files
     outside = tmp_path / "elsewhere.py"
     shutil.copy(os.path.join(ROOT, "solutions", "s1_naive.py"), outside)
     (tmp_path / "repo" / "exercises").mkdir(parents=True)
     os.symlink(outside, tmp_path / "repo" / "exercises" / "s1_naive.py")
-    (stage, path, rel, note), = grade.pick_files(str(tmp_path / "repo"), STAGES[:1])
+    (stage, path, rel, note), = pick_files(str(tmp_path / "repo"), STAGES[:1])
     assert path == os.path.join(ROOT, "exercises", "s1_naive.py") and rel == ""
     assert "exercises/s1_naive.py: a symbolic link, never followed" in note

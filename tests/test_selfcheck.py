@@ -18,7 +18,7 @@ from autograder import engine, stages
 from autograder.submission import StageSource
 from autograder.stages import INSTRUMENT_CHECKS
 from conftest import ROOT, solution_text
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 CASES = {  # name: (stage, source): the known-bad kernels of the instrumented checks, and two solutions
     name: (case.stage, case.text) for name, case in KNOWN_BAD.items() if case.check in INSTRUMENT_CHECKS}

@@ -304,7 +304,7 @@ def test_speed_child_refills_c_before_every_timed_run():
     """A kernel that keeps whatever C already holds (skips when its element is not NaN): without the NaN refill
     before every timed run it would return the warm-up's C in every run. With it, every run computes the product;
     the reference's runs pass the same check (the method's own sanity check)."""
-    from tools.mutants import mutate
+    from course.mutants import mutate
     text = mutate("tiled", ("    acc = float32(0.0)\n", "    if C[row, col] == C[row, col]:\n        return\n"
                                                         "    acc = float32(0.0)\n"))
     out = speed_child_in_simulator(text)

@@ -35,7 +35,8 @@ def test_a_student_self_checks_and_grades_outside_the_course(released_course, tm
     site = tmp_path / "site"   # the student's environment: the course's package and nothing of this repository
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel],
                    check=True, timeout=300)
-    assert (site / "autograder" / "selfcheck.py").is_file() and (site / "autograder" / "config.toml").is_file()
+    assert (site / "autograder" / "selfcheck" / "__init__.py").is_file()
+    assert (site / "autograder" / "config.toml").is_file()
 
     work = tmp_path / "my_matmul"  # the student's own folder: released notebooks, filled in
     work.mkdir()

@@ -3,7 +3,7 @@ bank conflicts, data reuse) is drawn from the grade's secret seed, its C is chec
 allow costs the tiling checks, not the correctness points.
 
 The known-bad kernels of these checks (fake tiling through slices, stage 4's unused tiles, tiles read through
-atomics) are in tools/mutants.py, graded by tests/checks/test_<check>.py."""
+atomics) are in course/mutants.py, graded by tests/checks/test_<check>.py."""
 import os
 import tempfile
 

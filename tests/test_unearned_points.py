@@ -13,7 +13,7 @@ import pytest
 from autograder import engine
 from conftest import ROOT, by_key, failed, mutate, passed
 from test_tiling_judged import SOLUTION_LOOP, TILED_ONLY_AT_32
-from tools.mutants import KNOWN_BAD
+from course.mutants import KNOWN_BAD
 
 
 def _adversarial(name):

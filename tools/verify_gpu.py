@@ -41,9 +41,9 @@ from autograder.gpu.tools import find_tool
 from autograder import stages
 from autograder.stages import find
 from autograder.submission import collect
+from course.mutants import mutate, solution_text
 
 from . import ladder
-from .mutants import mutate, solution_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files with GPU-marked tests (the GPU image has no Jupyter stack, so the rest are not collected there).

@@ -6,7 +6,7 @@ import pytest
 from autograder.checks import compiles
 from checkkit import FakeGrader, assert_known_bad, child_result
 from conftest import ROOT
-from tools.mutants import by_check
+from course.mutants import by_check
 
 PTX_FACTS = {"defines_kernel": True, "defines_launcher": True, "is_cuda_kernel": True, "shared_arrays": [1024, 1024],
              "barriers": 2, "constants": {"TILE": 16}}

@@ -5,7 +5,7 @@ import pytest
 from autograder.checks import correct
 from checkkit import FakeGrader, assert_known_bad, child_result
 from conftest import failed, mutate
-from tools.mutants import by_check
+from course.mutants import by_check
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((40, 3)).astype(np.float32)

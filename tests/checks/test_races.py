@@ -3,7 +3,7 @@ import pytest
 
 from autograder.checks import races
 from checkkit import assert_known_bad
-from tools.mutants import by_check
+from course.mutants import by_check
 
 
 def test_race_facts_judged():

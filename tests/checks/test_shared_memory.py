@@ -3,7 +3,7 @@ import pytest
 
 from autograder.checks import shared_memory
 from checkkit import FakeGrader, assert_known_bad, child_result
-from tools.mutants import by_check
+from course.mutants import by_check
 
 
 def judge(stage, tile, arrays, barriers):

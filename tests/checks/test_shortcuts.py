@@ -5,7 +5,7 @@ import pytest
 from autograder.grammar import violations
 from autograder.scan import unimplemented
 from checkkit import assert_known_bad
-from tools.mutants import KNOWN_BAD, by_check
+from course.mutants import KNOWN_BAD, by_check
 
 
 @pytest.mark.parametrize("source, says", [

@@ -1,4 +1,4 @@
-"""Known-bad variants of the solutions, as text mutations (the tests and the GPU verification use them).
+"""Known-bad variants of the solutions, as text mutations (the tests, the GPU verification and the class benchmark).
 
 Each entry of KNOWN_BAD is the solution of one stage with a few exact text
 replacements, the check that must fail and a phrase its message must hold.
@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from autograder import stages
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from . import ROOT
+
 SOLUTIONS = os.path.join(ROOT, "solutions")
 
 
