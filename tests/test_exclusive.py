@@ -174,6 +174,26 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
     assert gpu["stages"]["tiled"]["before_sm_clock_mhz"] == 1980.0 and gpu["stages"]["tiled"]["attempts"] == 2
 
 
+def test_a_timing_right_after_another_starts_from_its_after_edge(smi):
+    """Two stages timed one after the other: the second watch starts from the first one's after edge (two nvidia-smi
+    calls fewer), keeps what that edge saw, and still takes its own stop edge; a stale edge is not reused."""
+    smi.apps("")
+    first = exclusive.Watch(interval=10).start()
+    first.stop()
+    calls = smi.args().count("\n")
+    second = exclusive.Watch(interval=10).start(after=first)
+    assert smi.args().count("\n") == calls, "no nvidia-smi call at the start"
+    smi.apps("4242, python3, 1024\n")
+    facts = second.stop()
+    assert facts["shared"] and facts["before"]["name"] == "NVIDIA H100 80GB HBM3" and facts["samples"] == 2
+    third = exclusive.Watch(interval=10).start(after=second)  # the process is still listed: shared from the start
+    assert third.others and smi.args().count("\n") > calls
+    smi.apps("")
+    assert third.stop()["shared"]
+    stale = exclusive.Watch(interval=10).start(after=third, fresh_s=0.0)
+    assert not stale.others and not stale.stop()["shared"]
+
+
 def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     """Stage tiled's speed check finds the GPU shared twice; stage fast's, later in the same grade, says so at once:
     it is not timed, does not wait shared_retry_s again, and counts neither way (a shared GPU's verdict for a five-stage

@@ -56,9 +56,12 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         ordered = sorted(graders, key=lambda g: -g.tool_count())
         for g in ordered:
             g.start_compile(pool)
-        futures_of = {id(g): g.start_checks(pool, waiting) for g in ordered}
-        if ncu is not None:
-            ncu.start(waiting)
+        futures_of = {}
+        for i, g in enumerate(ordered):
+            futures_of[id(g)] = g.start_checks(pool, waiting)
+            if ncu is not None and not any(h.tool_count() for h in ordered[i + 1:]):
+                ncu.start(waiting)  # every stage that runs ncu has joined: its runner starts beside the builds
+                ncu = None
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
             """Speed is timed while judging, one stage at a time: every other child must have finished, and

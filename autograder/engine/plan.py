@@ -37,8 +37,8 @@ class Planning:
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
         inputs = {}
         for i, (M, K, N) in enumerate(shapes):
-            inputs[f"A{i}"] = self.rng.standard_normal((M, K)).astype(np.float32)
-            inputs[f"B{i}"] = self.rng.standard_normal((K, N)).astype(np.float32)
+            inputs[f"A{i}"] = self.rng.standard_normal((M, K), dtype=np.float32)
+            inputs[f"B{i}"] = self.rng.standard_normal((K, N), dtype=np.float32)
         return inputs
 
     def instrument_shape(self):

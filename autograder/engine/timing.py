@@ -43,13 +43,14 @@ def _child_timeout(g, n, runs, board):
 
 
 class SharedGpu:
-    """What one grade learnt of its GPU: once a stage's speed check found it shared with another process twice
+    """What one grade learnt of its GPU (and the watch of its last timing, exclusive.Watch.start): once a stage's speed check found it shared with another process twice
     (shared_retry_s apart), the grade's later speed checks say so at once instead of waiting to find it again:
     every one of them counts neither way and the grade is flagged for a re-grade, so a shared GPU's verdict comes
     in one retry, not one per stage."""
 
     def __init__(self):
         self.why = ""
+        self.last_watch = None  # the watch of the last timing: the next one starts from its after edge
 
 
 class Turn:
@@ -142,8 +143,8 @@ def _run(g, plan, turn):
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
             expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
-            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"],
-                                            settle_s=cfg["exclusive_settle_s"]).start()
+            watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"], settle_s=cfg["exclusive_settle_s"]).start(
+                after=seen.last_watch if seen is not None else None)
             return ""
         return wait
 
@@ -157,6 +158,8 @@ def _run(g, plan, turn):
                     return check.skip(seen.why)
                 return check.verdict(False, result.problem)
             g.gpu = watch[attempt].stop()
+            if seen is not None:
+                seen.last_watch = watch[attempt]
             g.gpu["attempts"] = attempt
             if not g.gpu["shared"] or attempt == 2:
                 break

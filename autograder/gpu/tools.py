@@ -115,8 +115,8 @@ def tool_tasks(g, pool):
 
     def inputs(shape):  # drawn here, in the planning thread: the generator is not shared across threads
         M, K, N = shape
-        return {"A0": g.rng.standard_normal((M, K)).astype(np.float32),
-                "B0": g.rng.standard_normal((K, N)).astype(np.float32)}
+        return {"A0": g.rng.standard_normal((M, K), dtype=np.float32),
+                "B0": g.rng.standard_normal((K, N), dtype=np.float32)}
     if "races" in g.points:
         futures["racecheck"] = pool.submit(
             _tool_run, g, "races", "compute-sanitizer",
@@ -133,9 +133,11 @@ def tool_tasks(g, pool):
 
 def _ncu_args(log):
     """ncu's arguments: every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count
-    too."""
+    too. The counters are instruction and request counts, which the caches' state does not change, so ncu does not
+    flush them before each pass (--cache-control none: 0.1-0.3 s less a run on an H100, tools/ncu_cost.py)."""
     metrics = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
-    return ("--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--log-file", log)
+    return ("--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(metrics), "--csv",
+            "--log-file", log)
 
 
 class NcuTogether:

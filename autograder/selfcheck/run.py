@@ -60,8 +60,8 @@ class _Run(_StageChecks, _Plot):
 
     def inputs(self, M, K, N):
         np, cuda = self.np, self.cuda
-        A = self.rng.standard_normal((M, K)).astype(np.float32)
-        B = self.rng.standard_normal((K, N)).astype(np.float32)
+        A = self.rng.standard_normal((M, K), dtype=np.float32)
+        B = self.rng.standard_normal((K, N), dtype=np.float32)
         return A, B, cuda.to_device(A), cuda.to_device(B)
 
     def launch(self, M, K, N, instrument=False):
