@@ -419,7 +419,7 @@ def test_fork_bomb_is_contained(tmp_path, cfg, backend):
     """The bomb holds its processes while a good submission is graded beside it, then is killed."""
     held = {}
     bomb = threading.Thread(target=lambda: held.update(result=run_module(
-        tmp_path, cfg, read("fork_bomb.py"), backend, timeout=12, processes=200)[0]))
+        tmp_path, cfg, read("fork_bomb.py"), backend, timeout=20, processes=200)[0]))
     bomb.start()
     time.sleep(3)
     good_after(cfg, backend)  # a whole grade at the same time: its children have uids of their own
