@@ -139,33 +139,6 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
     assert "not run: the kernels were not built" in futures[2].result()[0].problem
 
 
-def test_racecheck_launches_once_ncu_has_profiled(monkeypatch):
-    """racecheck's runner prepares beside ncu's but launches its kernels only once ncu has run (a profiled kernel
-    waits for other processes' kernels); without a grade's ncu run it goes at once."""
-    import threading
-    import types
-    monkeypatch.setattr(tools, "find_tool", lambda name: "/usr/bin/" + name)
-    seen = {}
-
-    def run(job, inputs, turn=None, **kw):
-        seen["late"], seen["went"] = job.get("late"), turn(lambda seconds: True) if turn else "no turn"
-        return child_result({})
-    together = tools.NcuTogether()
-    g = types.SimpleNamespace(cfg={"limits": {"tool_timeout_s": 30, "gpu_start_s": 40}}, run=run, ncu_together=together,
-                              runner_job=lambda task, shapes, count: ({"task": task, "device": "gpu", "plans": []}, ""))
-    inputs = {"A0": np.zeros((4, 3), np.float32), "B0": np.zeros((3, 5), np.float32)}
-    racing = threading.Thread(target=tools._tool_run, args=(g, "races", "compute-sanitizer", lambda log: (), inputs))
-    racing.start()
-    racing.join(0.5)
-    assert racing.is_alive() and "went" not in seen, "racecheck waits for ncu"
-    together.start(None)  # no stage runs ncu: nothing to wait for
-    racing.join(5)
-    assert seen == {"late": True, "went": {}}
-    g.ncu_together = None
-    tools._tool_run(g, "races", "compute-sanitizer", lambda log: (), inputs)
-    assert seen == {"late": None, "went": "no turn"}
-
-
 @pytest.mark.parametrize("name, tile", [("tiled", 16), ("tiled", 32), ("tiled_general", 16),
                                         ("tiled_transposed", 32)])
 def test_racecheck_size_is_drawn_per_grade(name, tile):

@@ -20,7 +20,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 
 import numpy as np
 
@@ -153,9 +152,6 @@ class NcuTogether:
 
     def __init__(self):
         self.members = []  # (grader, inputs, future)
-        # set once ncu has run (or will not): racecheck's kernels wait for it, since a profiled kernel waits for
-        # other processes' kernels on the GPU, and racecheck's run for seconds (BENCHMARKS.md, 2026-11-26)
-        self.profiled = threading.Event()
 
     def join(self, g, inputs):
         """A future of StageGrader `g`'s ncu result, (child result, log text, why ncu is missing or "")."""
@@ -168,8 +164,6 @@ class NcuTogether:
         """Run once every stage joined (engine.grade, after every stage's children were started)."""
         if self.members:
             pool.submit(self._run)
-        else:
-            self.profiled.set()
 
     def _run(self):
         try:
@@ -179,8 +173,6 @@ class NcuTogether:
                 if not future.done():
                     future.set_exception(exc)
             raise
-        finally:
-            self.profiled.set()
 
     def _alone(self, g, inputs, future):
         try:
@@ -296,20 +288,10 @@ def _tool_run(g, key, tool, args, inputs):
     job, why = g.runner_job("run", [shape], count=1)
     if why:
         return g.not_run(why), "", ""
-    turn = None
-    together = getattr(g, "ncu_together", None)
-    if key == "races" and together is not None:  # prepared now, its kernels launched once ncu has profiled
-        job = {**job, "late": True}
-
-        def after_ncu(ready):
-            ready(g.cfg["limits"]["gpu_start_s"])
-            together.profiled.wait(g.cfg["limits"]["tool_timeout_s"])
-            return {}
-        turn = after_ncu
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)),
-                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True, turn=turn)
+                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     return result, text, ""
 
