@@ -93,7 +93,7 @@ def _judge_all(planned, report, progress, quiet=None):
         quiet()
     for g, checks in judged:
         report.stages.append(g.stage.name)
-        checks = [c.judge() if isinstance(c, Later) else c for c in checks]
+        checks = Later.resolve(checks)
         for c in checks:  # a notebook's lines as its cells number them
             c.output = g.src.cite(c.output)
         report.checks.extend(checks)

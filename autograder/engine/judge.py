@@ -18,6 +18,11 @@ class Later:
     def __init__(self, judge):
         self.judge = judge
 
+    @staticmethod
+    def resolve(checks):
+        """`checks` with every Later judged now, in order."""
+        return [c.judge() if isinstance(c, Later) else c for c in checks]
+
 
 class Judging:
     """The judging half of a StageGrader (engine/stage.py)."""
@@ -69,7 +74,7 @@ class Judging:
 
     def judge(self, futures):
         """Every check of the stage, in report order; call once the children started may be waited for."""
-        return [c.judge() if isinstance(c, Later) else c for c in self.judge_now(futures)]
+        return Later.resolve(self.judge_now(futures))
 
     def judge_now(self, futures):
         """judge's checks, those a tier judges later (Later: the GPU tools' and speed's) left to be judged: a grade

@@ -143,15 +143,14 @@ class Watch:
         is one of ours that ended if it was ours when listed before; else, while the child runs (not at the
         edges), it is only noted: in a container nvidia-smi may show host pids, our own child's among them. At
         the edges it counts if it is still listed after `settle_s` (a process that just ended, ours or not, is
-        gone from the listing by then; a host pid stays)."""
+        gone from the listing by then; a host pid stays). Returns the pids listed last."""
         apps, why = compute_apps(self.selector)
         if why:
             self.problem = why
-            return
+            return set()
         self.samples += 1
-        self.edge_others = {}
         if not apps:
-            return
+            return set()
         ours = descendants(proc=self.proc)
         gone = {}
         for app in apps:
@@ -176,8 +175,7 @@ class Watch:
             gone = {pid: app for pid, app in gone.items() if pid in listed}
         for pid, app in gone.items():
             self.others.setdefault(pid, app)
-        if edge:  # what this edge saw: the next watch may start from it (start's `after`)
-            self.edge_others = {pid: app for pid, app in self.others.items() if pid in {a["pid"] for a in apps}}
+        return {a["pid"] for a in apps}
 
     def _edge(self):
         """The GPU's state and one listing of its processes, asked of nvidia-smi at once (each call takes about
@@ -185,8 +183,10 @@ class Watch:
         state = {}
         asking = threading.Thread(target=lambda: state.update(gpu_state(self.selector)), daemon=True)
         asking.start()
-        self._sample(edge=True)
+        listed = self._sample(edge=True)
         asking.join()
+        # the others this edge saw: the next watch may start from them (start's `after`)
+        self.edge_others = {pid: app for pid, app in self.others.items() if pid in listed}
         return state
 
     def start(self, after=None, fresh_s=0.5):

@@ -31,6 +31,7 @@ from ..outcome import fault_of, grader
 # in RACECHECK_SIDE, K so that 2 to 4 tiles are crossed, the last partial.
 RACECHECK_SIDE = (257, 320)
 NCU_KEYS = ("bank_conflicts", "data_reuse")
+NCU_METRICS = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS  # what the ncu run counts, for both checks
 TOOL_OF = {"races": "racecheck", "bank_conflicts": "ncu", "data_reuse": "ncu"}
 
 
@@ -135,8 +136,7 @@ def _ncu_args(log):
     """ncu's arguments: every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count
     too. The counters are instruction and request counts, which the caches' state does not change, so ncu does not
     flush them before each pass (--cache-control none: 0.1-0.3 s less a run on an H100, tools/ncu_cost.py)."""
-    metrics = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
-    return ("--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(metrics), "--csv",
+    return ("--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
             "--log-file", log)
 
 
@@ -203,8 +203,7 @@ class NcuTogether:
         def given(ready):
             kernels, plans = [], []
             for g, inputs, future in self.members:
-                shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
-                job, why = g.runner_job("run", [shape], count=1)  # waits for the stage's build
+                job, why = g.runner_job("run", [_shape(inputs)], count=1)  # waits for the stage's build
                 if why:
                     future.set_result((g.not_run(why), "", ""))
                     taking_part.append(False)
@@ -250,9 +249,8 @@ def split_ncu(result, text, taking_part):
     shapes = result.facts.get("shapes", []) if isinstance(result.facts, dict) else []
     counts = [s.get("launches") if isinstance(s, dict) and not s.get("error") else None for s in shapes]
     ids, rows = [], {}
-    wanted = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
     for line in (text or "").splitlines():
-        if not any(m in line for m in wanted):
+        if not any(m in line for m in NCU_METRICS):
             continue
         row = next(csv.reader([line]), [])
         try:
@@ -276,6 +274,11 @@ def split_ncu(result, text, taking_part):
     return parts
 
 
+def _shape(inputs):
+    """(M, K, N) of a tool run's one input pair."""
+    return (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+
+
 def _tool_run(g, key, tool, args, inputs):
     """(child result, the tool's log text, why the tool is missing or ''). A tool run is the longest child of a
     stage, so it starts beside the correctness children instead of after them; its verdict counts only where they
@@ -284,8 +287,7 @@ def _tool_run(g, key, tool, args, inputs):
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
-    shape = (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
-    job, why = g.runner_job("run", [shape], count=1)
+    job, why = g.runner_job("run", [_shape(inputs)], count=1)
     if why:
         return g.not_run(why), "", ""
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
@@ -331,10 +333,9 @@ def racecheck_facts(result, text):
 def ncu_facts(result, text):
     """Each metric ncu reported (bank conflicts, global loads), summed over every kernel it profiled, with the
     number of kernels; or a problem where it reported none."""
-    wanted = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS
-    values, kernels = {m: 0.0 for m in wanted}, set()
-    for row in csv.reader(line for line in (text or "").splitlines() if any(m in line for m in wanted)):
-        metric = next((m for m in wanted if m in row), None)
+    values, kernels = {m: 0.0 for m in NCU_METRICS}, set()
+    for row in csv.reader(line for line in (text or "").splitlines() if any(m in line for m in NCU_METRICS)):
+        metric = next((m for m in NCU_METRICS if m in row), None)
         if metric is None:
             continue
         kernels.add(row[0])
