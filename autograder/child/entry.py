@@ -72,11 +72,11 @@ def main():
     warnings.simplefilter("ignore")  # Numba performance warnings are not the student's failure
     if job["device"] == "sim":
         import threading
-        threading.stack_size(1 << 20)  # one Python thread per CUDA thread: 1024 default 8 MiB stacks overrun RLIMIT_AS
-        from autograder.sim.barrier import install as install_counting_barrier
+        threading.stack_size(1 << 20)  # without greenlet, 1024 threads' default 8 MiB stacks overrun RLIMIT_AS
+        from autograder.sim.green import install as install_block_scheduler
         from autograder.sim.gpu_options import accept_gpu_options
         from autograder.sim.warp import install as install_warp_functions
-        install_counting_barrier()  # a block's manager that does not poll its threads (sim/barrier.py)
+        install_block_scheduler()  # a block's threads as greenlets, or a counting barrier (sim/green.py)
         accept_gpu_options()
         install_warp_functions()  # the warp functions numba's simulator lacks (sim/warp.py)
     import numpy as np

@@ -51,9 +51,8 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             g.shared_gpu = shared_gpu  # a GPU found shared by one speed check is not timed on again (engine/timing.py)
             g.ncu_together = ncu       # one ncu run for every stage (gpu/tools.py)
             graders.append(g)
-        # Every compile check first (a child of its own in the simulator tier); then the stages with GPU tools,
-        # whose children end last.
-        ordered = sorted(graders, key=lambda g: -g.tool_count())
+        # Every build first; then the other children, the longest first (start_rank), so that none starts last.
+        ordered = sorted(graders, key=lambda g: g.start_rank())
         for g in ordered:
             g.start_compile(pool)
         futures_of = {}

@@ -56,3 +56,8 @@ class Planning:
     def tool_count(self):
         """How many GPU tools (racecheck, ncu) this stage runs (the longest children of a grade)."""
         return 0
+
+    def start_rank(self):
+        """Where this stage's children start in the grade's queue (lowest first). In the simulator the later stages'
+        children are the longest (1024-thread blocks, the challenge's register tiles): they start first."""
+        return -self.stage.number

@@ -103,6 +103,10 @@ class GpuStageGrader(StageGrader):
         from ..gpu.tools import NCU_KEYS
         return ("races" in self.points) + any(key in self.points for key in NCU_KEYS)
 
+    def start_rank(self):
+        """The stages with GPU tools first: their children (compute-sanitizer, ncu) end last."""
+        return -self.tool_count()
+
     def instrument_keys(self):
         """None: races, bank conflicts and data reuse come from the GPU tools, at sizes that are graded (gpu/tools.py)."""
         return []

@@ -31,10 +31,10 @@ from .report import SelfCheck, quiet_numba_warnings
 from .run import _Run
 
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # the cells to come may tune for the GPU, as the grader allows
-    from ..sim.barrier import install as install_counting_barrier
+    from ..sim.green import install as install_block_scheduler
     from ..sim.gpu_options import accept_gpu_options
     from ..sim.warp import install as install_warp_functions
-    install_counting_barrier()  # a block's manager that does not poll its threads (as in the grader's children)
+    install_block_scheduler()  # a block's threads as greenlets, as in the grader's children (sim/green.py)
     accept_gpu_options()
     install_warp_functions()  # cuda.shfl_sync and the other warp functions the simulator lacks
 

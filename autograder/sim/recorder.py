@@ -8,6 +8,7 @@ import re
 import threading
 
 from .analysis import BlockAnalysis
+from .green import local
 from .common import BANK_BYTES, BLOCK_ACCESS_CAP, CODE_BITS, LASTI_BITS, RACE_COUNT_CAP, _is_atomic
 
 class _Recorder(BlockAnalysis):
@@ -23,7 +24,7 @@ class _Recorder(BlockAnalysis):
         self.code_ids = {}           # code object -> id (0: not the student's file)
         self.code_list = []
         self.line_tables = {}
-        self.tls = threading.local()
+        self.tls = local()            # per simulated thread: its log and its global-load counts
         self.lock = threading.Lock()
         self.threads = []            # BlockThreads of the block being run
         self.thread_cap = BLOCK_ACCESS_CAP
