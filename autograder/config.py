@@ -62,8 +62,8 @@ SCHEMA = {
         "sibling_grace_s": Key(float, 10.0, "after a child of a stage ran out of time, the stage's other children get "
                                             "at most this many more seconds of work each (start-up not counted)"),
         "tool_timeout_s": Key(float, 30.0, "wall-clock seconds of a racecheck or ncu child"),
-        "sim_start_s": Key(float, 30.0, "start-up seconds every simulator child may take before its work"),
-        "sim_block_step_s": Key(float, 0.3, "simulator seconds of one 16 x 16 block through one tile of K"),
+        "sim_start_s": Key(float, 20.0, "start-up seconds every simulator child may take before its work"),
+        "sim_block_step_s": Key(float, 0.1, "simulator seconds of one 16 x 16 block through one tile of K"),
         "sim_work_factor": Key(float, 2.0, "a simulator child may take this many times its estimated work, "
                                            "on top of sim_start_s"),
     },

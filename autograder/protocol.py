@@ -34,7 +34,7 @@ BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": 
          "cublas_problem": STR}
 TASKS = {
     "build": {**COMPILE, "kernels": ("list", KERNEL), "plans": ("list", {"launches": ("list", LAUNCH), "error": ERROR})},
-    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS},
+    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS, "clock_s": ("map", NUM)},
     "speed": {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "kernels_loaded": COUNT,
               "kernels_compiled": COUNT, "leaderboard": BOARD, "clock_s": ("map", NUM)},
     "warm": {"kernels_loaded": COUNT, "kernels_compiled": COUNT},

@@ -156,7 +156,7 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
 
     def run(job, inputs, timeout=None, what="", turn=None):
         runs.append(job)
-        assert turn(lambda seconds: True) == "", "the timing child goes at once when run on its own"
+        assert turn(lambda seconds: True) == {"time_reference": True}, "goes at once and times the reference"
         return sandbox.ChildResult(facts={"timings": {}})
     stage = types.SimpleNamespace(name="tiled", challenge=False)
     g = types.SimpleNamespace(cfg=c, stage=stage, rng=np.random.default_rng(0), run=run,
@@ -223,6 +223,48 @@ def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     assert second.status == "skipped" and second.max_score == 0
     assert "when stage tiled's speed check timed, twice" in second.output, second.output
     assert runs == ["tiled", "tiled", "fast"] and time.monotonic() - started < 0.5, "one retry in the grade"
+
+
+def test_a_grade_times_each_reference_once_per_size(smi, cfg):
+    """The naive reference takes 12.6 ms a run at N = 2048 and four stages compare with it: the first speed check of
+    a grade times it (its runs product-checked, the GPU the grader's alone); the later checks with that reference
+    time the student's kernel alone and use those numbers. A stage with another reference times its own."""
+    from autograder.engine import timing
+    from autograder.engine.report import Check
+    from autograder.runner.references import fill_uniform_host
+    smi.apps("")
+    c = {**cfg, "speed": {**cfg["speed"], "n": 64, "repeats": 3, "exclusive_poll_s": 0.05,
+                          "exclusive_settle_s": 0.2}}
+    shared, told = timing.SharedGpu(), {}
+
+    def grader(name, student_ms):
+        def run(job, inputs, timeout=None, what="", turn=None):
+            given = told[name] = turn(lambda seconds: True)
+            n, X = job["n"], inputs["X"]
+            P = np.stack([(fill_uniform_host(n, n, a).astype(np.float64) @ fill_uniform_host(n, n, b) @ X)
+                          .astype(np.float32) for a, b in job["seeds"]])
+            runs = len(job["seeds"])
+            timings = {"student": {"median_ms": student_ms, "cv": 0.0, "times_ms": [student_ms] * runs,
+                                   "past_end": [0] * runs}}
+            arrays = {"P_student": P}
+            if given["time_reference"]:
+                timings["reference"] = {"median_ms": 12.0, "cv": 0.0, "times_ms": [12.0] * runs,
+                                        "past_end": [0] * runs}
+                arrays["P_reference"] = P
+            return sandbox.ChildResult(facts={"n": n, "timings": timings}, arrays=arrays)
+        return types.SimpleNamespace(cfg=c, stage=types.SimpleNamespace(name=name, challenge=False),
+                                     rng=np.random.default_rng(0), run=run, gate_reason=lambda key: "",
+                                     work_timeout=lambda flops: 30, shared_gpu=shared, speed=None,
+                                     runner_job=lambda task, shapes, **kw: ({"task": task, "device": "gpu", **kw}, ""),
+                                     check=lambda key, title, share=1.0: Check(name, key, title, 2))
+    graders = [grader("tiled", 2.0), grader("tiled_general", 3.0), grader("tiled_transposed", 2.0)]
+    checks = [timing.judge(g) for g in graders]
+    assert [ch.status for ch in checks] == ["passed"] * 3, [ch.output for ch in checks]
+    assert told == {"tiled": {"time_reference": True}, "tiled_general": {"time_reference": False},
+                    "tiled_transposed": {"time_reference": True}}
+    assert graders[1].speed["speedup"] == pytest.approx(4.0) and graders[1].speed["reference_from"] == "tiled"
+    assert "as timed by stage tiled's speed check of this grade" in checks[1].output
+    assert set(shared.references) == {("naive_coalesced", 64), ("transposed_unpadded", 64)}
 
 
 def test_an_nvidia_smi_that_never_answers_does_not_stop_the_grade(smi):

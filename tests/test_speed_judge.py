@@ -143,6 +143,39 @@ def test_broken_reference_runs_make_the_check_not_gradable(cfg):
     assert "not gradable: the reference kernel's own timed runs" in check.output
 
 
+def reference_alone(cfg, reused):
+    """The verdict on a timing child that timed the student's kernel alone (its facts hold no reference)."""
+    g = grader(cfg)
+    seeds, X = speed.draw_secrets(np.random.default_rng(3), N, 3)
+    result = child_facts(seeds, X, lambda r: product(*seeds[r]), ms=(2.0, 10.0))
+    del result.facts["timings"]["reference"], result.arrays["P_reference"]
+    check = speed.judge_facts(g, g.check("speed", "speed"), g.cfg["stages"]["fast"]["speed"], result,
+                              Expected({"speed": (N, seeds, X)}), None, reused)
+    return check, g
+
+
+def test_a_reference_timed_by_an_earlier_check_of_the_grade_is_used_once_given(cfg):
+    """The reference kernel is timed once per size in a grade (engine/timing.SharedGpu): a later stage's child times
+    the student's kernel alone and the speedup uses the earlier check's checked reference numbers, naming it."""
+    check, g = reference_alone(cfg, {"median_ms": 16.0, "cv": 0.001, "stage": "naive"})
+    assert check.status == "passed", check.output
+    assert g.speed["speedup"] == pytest.approx(8.0) and g.speed["reference_from"] == "naive"
+    assert "reference_checked" not in g.speed      # numbers reused are never shared on as this check's own
+    assert "as timed by stage naive's speed check of this grade" in check.output
+
+
+def test_a_child_that_left_the_reference_out_unasked_is_not_gradable(cfg):
+    """No reference in the facts and none given by the grade: the grader's trouble, never the student's."""
+    check, _ = reference_alone(cfg, None)
+    assert check.status == "skipped" and check.regrade and check.score == check.max_score == 0
+    assert "did not time the reference kernel" in check.output
+
+
+def test_a_check_that_timed_the_reference_offers_it_to_later_checks(cfg):
+    check, g = judge(cfg, honest)
+    assert check.status == "passed" and g.speed["reference_checked"] is True
+
+
 def test_a_speedup_far_beyond_the_solution_is_marked_for_review(cfg):
     check, g = judge(cfg, honest, ms=(0.05, 10.0))  # 200x the naive kernel
     assert check.status == "passed" and "REVIEW:" in check.output and "review" in g.speed
@@ -283,17 +316,18 @@ np.savez(os.path.join(d, "in.npz"), X=X)
 job = {"n": n, "launcher": "matmul_tiled", "kernel": "matmul_tiled_kernel", "inputs_path": os.path.join(d, "in.npz"),
        "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None,
        "plan": [{"kernel": 0, "grid": [1, 1, 1], "block": [16, 16, 1], "shared": 0, "args": ["A", "B", "C"]}],
-       "kernel_names": ["matmul_tiled_kernel"]}
+       "kernel_names": ["matmul_tiled_kernel"], "time_reference": os.environ.get("TIME_REFERENCE") != "0"}
 facts, arrays = timing.task_speed(job, None, module)
 E = speed.expected_projections(n, seeds, X)
 print(json.dumps({name: speed.judge_runs(speed.projection_errors(arrays["P_" + name], E), 1e-5,
-                                         facts["timings"][name]["past_end"]) for name in ("student", "reference")}))
+                                         facts["timings"][name]["past_end"]) for name in facts["timings"]}))
 """
 
 
-def speed_child_in_simulator(text):
+def speed_child_in_simulator(text, time_reference=True):
     import json
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ROOT, "PYTHONWARNINGS": "ignore",
+           "TIME_REFERENCE": "1" if time_reference else "0"}
     p = subprocess.run([sys.executable, "-c", SPEED_CHILD], input=text, capture_output=True, text=True, env=env,
                        cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -358,3 +392,11 @@ def test_timing_child_refused_its_turn_is_stopped_untimed(tmp_path, cfg):
                                turn=lambda ready: ready(120) and "not run: the correctness checks failed")
     assert result.problem == "not run: the correctness checks failed" and result.cancelled
     assert "timings" not in result.facts
+
+
+def test_speed_child_told_the_reference_is_timed_already_times_the_student_alone():
+    """The parent's "go" may say the grade timed the reference at this size already (engine/timing.py): the child
+    then times and checks only the student's kernel."""
+    from course.mutants import mutate
+    out = speed_child_in_simulator(mutate("tiled"), time_reference=False)
+    assert list(out) == ["student"] and out["student"][0], out

@@ -4,7 +4,8 @@ with one and three profiled kernels, and the options that could make it cheaper.
     python -m tools.ncu_cost [--n 2048] [--runs 2]
 
 Each row is the wall time of a fresh process that imports numba, compiles the stage 2 solution's kernel and launches
-it K times at N x N (median of `--runs`). The difference between K = 1 and K = 3 is ncu's cost per profiled kernel,
+it K times at N x N (median of `--runs`), or launches the stage 2, 3 and 4 solutions' kernels once each (three
+modules, as the grade's one ncu run does). The difference between K = 1 and K = 3 is ncu's cost per profiled kernel,
 the rest its start-up. Used to decide how the grade's one ncu run is made (BENCHMARKS.md).
 """
 import argparse
@@ -24,12 +25,13 @@ import sys
 sys.path.insert(0, {solutions!r})
 import numpy as np
 from numba import cuda
-import s2_tiled as m
+import s2_tiled, s3_tiled_general, s4_tiled_transposed
 n, k = int(sys.argv[1]), int(sys.argv[2])
 A = cuda.to_device(np.ones((n, n), np.float32)); B = cuda.to_device(np.ones((n, n), np.float32))
 C = cuda.device_array((n, n), np.float32)
-for _ in range(k):
-    m.matmul_tiled(A, B, C)
+launchers = [s2_tiled.matmul_tiled, s3_tiled_general.matmul_tiled_general, s4_tiled_transposed.matmul_tiled_transposed]
+for i in range(k):
+    (launchers[i % 3] if sys.argv[3] == "stages" else launchers[0])(A, B, C)
 cuda.synchronize()
 """
 
@@ -66,14 +68,15 @@ def main(argv=None):
                                            "--csv", "--log-file", log]),
                     ("bank metrics only", ["--clock-control", "none", "--metrics",
                                            ",".join(bank_conflicts.NCU_METRICS), "--csv", "--log-file", log])]
-        print(f"| what (N = {args.n}) | 1 kernel, s | 3 kernels, s |\n|---|---|---|")
+        print(f"| what (N = {args.n}) | 1 kernel, s | 3 kernels, s | 3 kernels of stages 2-4 (3 modules), s |\n"
+              "|---|---|---|---|")
         for label, opts in variants:
             cells = []
-            for k in (1, 3):
-                cmd = [sys.executable, prog, str(args.n), str(k)]
+            for k, which in ((1, "same"), (3, "same"), (3, "stages")):
+                cmd = [sys.executable, prog, str(args.n), str(k), which]
                 cells.append(wall(cmd if opts is None else [ncu, *opts, *cmd], args.runs) if (opts is None or ncu)
                              else "no ncu")
-            print(f"| {label} | {cells[0]} | {cells[1]} |", flush=True)
+            print(f"| {label} | {' | '.join(cells)} |", flush=True)
 
 
 if __name__ == "__main__":

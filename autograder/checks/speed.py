@@ -83,25 +83,37 @@ def judge_runs(errors, tol, past_end=(), what="run"):
     return False, "\n".join(lines)
 
 
-def judge_facts(g, check, rule, result, expected, board):
+def judge_facts(g, check, rule, result, expected, board, reused=None):
+    """The verdict on a timing child's facts. `reused`: the reference's numbers from an earlier speed check of this
+    grade at this size (engine/timing.SharedGpu; this child timed the student's kernel alone), else None."""
     cfg = g.cfg["speed"]
     tol = cfg["projection_error"]
     t = result.facts["timings"]
-    student, ref = t["student"]["median_ms"], t["reference"]["median_ms"]
+    if reused is None and "reference" not in t:
+        return check.verdict(False, grader("not gradable: the timing child did not time the reference kernel"))
+    own = reused is None
+    reference = t["reference"] if own else reused
+    student, ref = t["student"]["median_ms"], reference["median_ms"]
     if student <= 0 or ref <= 0:
         return check.verdict(False, grader(f"not gradable: the timed runs took {student:g} ms and {ref:g} ms: "
                                            "CUDA events give no time here"))
     ratio = ref / student
     g.speed = {"n": cfg["n"], "student_ms": student, "reference_ms": ref, "speedup": ratio,
-               "cv_student": t["student"]["cv"], "cv_reference": t["reference"]["cv"],
+               "cv_student": t["student"]["cv"], "cv_reference": reference["cv"],
                "l2_reset": result.facts.get("l2_reset", "")}
     text = (f"{student:.3f} ms vs {rule['reference']} {ref:.3f} ms: {ratio:.2f}x "
-            f"(needs {rule['min_speedup']}x; median of {cfg['repeats']})")
+            f"(needs {rule['min_speedup']}x; median of {cfg['repeats']}"
+            + ("" if own else f"; the reference as timed by stage {reused['stage']}'s speed check of this grade") + ")")
     E = expected.get("speed")
-    ref_ok, ref_msg = judge_runs(projection_errors(result.arrays.get("P_reference"), E), tol)
-    if not ref_ok:
-        return check.verdict(False, grader("not gradable: the reference kernel's own timed runs failed the product "
-                                           "check, so the check itself is broken (tell the instructor):\n" + ref_msg))
+    if own:
+        ref_ok, ref_msg = judge_runs(projection_errors(result.arrays.get("P_reference"), E), tol)
+        if not ref_ok:
+            return check.verdict(False, grader("not gradable: the reference kernel's own timed runs failed the "
+                                               "product check, so the check itself is broken (tell the "
+                                               "instructor):\n" + ref_msg))
+        g.speed["reference_checked"] = True
+    else:
+        g.speed["reference_from"] = reused["stage"]
     errors = projection_errors(result.arrays.get("P_student"), E)
     ok, runs_msg = judge_runs(errors, tol, t["student"].get("past_end", ()))
     g.speed["worst_projection_error"] = max(errors)

@@ -43,6 +43,9 @@ def wait_for_turn(job):
         os.close(fd)
     if sys.stdin.readline().strip() != "go":
         os._exit(0)
+    given = sys.stdin.readline()  # fields of the job given only now, after "go" (sandbox.run_child's turn)
+    if given.strip():
+        job.update(json.loads(given))
 
 
 def tell(job, word):
@@ -108,16 +111,24 @@ def main():
             if job["task"] == "run":
                 from autograder.runner.run import PlanLaunches, task_run
                 if module is None:  # a GPU runner: the plan from PTX
+                    late = {}
                     if job.get("late"):  # started before its plan existed: the CUDA context first (gpu/tools.py)
                         from numba import cuda
+                        began_late = time.perf_counter()
                         cuda.current_context()
-                        wait_for_turn(job)
-                        job.update(json.loads(sys.stdin.readline()))
+                        late["context"] = time.perf_counter() - began_late
+                        wait_for_turn(job)  # the kernels and plans come with the "go"
+                        late["waited for plans"] = time.perf_counter() - began_late - late["context"]
+                    began_load = time.perf_counter()
                     source, execute = PlanLaunches(job), None
+                    late["kernels loaded"] = time.perf_counter() - began_load
                 else:  # the simulator: the plan with the module's kernels
                     from autograder.sim.plans import SimPlanLaunches, execute
                     source, execute = SimPlanLaunches(job, module), execute(job)
                 facts, arrays = task_run(job, source, inputs, lambda word: tell(job, word), execute)
+                if module is None:  # where a GPU runner's seconds went (the parent's profile)
+                    facts["clock_s"] = {**late, **{f"shape {i}": s.get("replay_s", 0.0)
+                                                   for i, s in enumerate(facts["shapes"])}}
             elif job["task"] == "speed":
                 from autograder.runner import timing
                 facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), module)

@@ -51,6 +51,10 @@ class SharedGpu:
     def __init__(self):
         self.why = ""
         self.last_watch = None  # the watch of the last timing: the next one starts from its after edge
+        # (reference, N) -> the reference kernel's timed runs in an earlier speed check of this grade, on the GPU
+        # alone, every run's product checked: a later check at that size times its student kernel alone against
+        # them (12.6 ms x 18 runs of the naive reference at N = 2048 each time otherwise)
+        self.references = {}
 
 
 class Turn:
@@ -124,7 +128,8 @@ def _run(g, plan, turn):
         return check.verdict(False, gate)
     seen = getattr(g, "shared_gpu", None)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
-    watch = {}
+    watch, reused = {}, {}
+    key = (fields["reference"], fields["n"])
 
     def on_turn(attempt):
         def wait(ready):
@@ -143,9 +148,10 @@ def _run(g, plan, turn):
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
             expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
+            reused[attempt] = seen.references.get(key) if seen is not None else None
             watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"], settle_s=cfg["exclusive_settle_s"]).start(
                 after=seen.last_watch if seen is not None else None)
-            return ""
+            return {"time_reference": reused[attempt] is None}
         return wait
 
     expected = _Expected(expected_jobs)  # computed while the child prepares and waits
@@ -181,7 +187,12 @@ def _run(g, plan, turn):
         problem = child_problem(result)
         if problem:
             return check.verdict(False, problem)
-        return speed.judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board)
+        verdict = speed.judge_facts(g, check, g.cfg["stages"][g.stage.name]["speed"], result, expected, board,
+                                    reused[attempt])
+        if seen is not None and g.speed and g.speed.get("reference_checked"):
+            seen.references.setdefault(key, {"median_ms": g.speed["reference_ms"], "cv": g.speed["cv_reference"],
+                                             "stage": g.stage.name})
+        return verdict
     finally:
         expected.close()
         if turn is not None:
