@@ -36,12 +36,17 @@ def with_(base, **changes):
     return {**base, **changes}
 
 
+ALONE = with_(SPEED, time_reference=False)
+
+
 def test_well_formed_reports_pass():
     assert schema.check(RUN, {**A, **B}, GOOD_RUN, {"C0": np.zeros((3, 4), np.float32)}, said=2) == ""
     assert schema.check(SPEED, {}, GOOD_SPEED, SPEED_ARRAYS) == ""
     assert schema.check({"task": "build"}, None, {"nonce": "n", "defines_kernel": True, "barriers": 2,
                                                    "shared_arrays": [1024]}, {}) == ""
     assert schema.check(SPEED, {}, {"nonce": "n", "task_error": {"kind": "exception", "message": "x"}}, {}) == ""
+    alone = {k: v for k, v in SPEED_ARRAYS.items() if k != "P_reference"}
+    assert schema.check(ALONE, {}, with_(GOOD_SPEED, timings={"student": STATS}), alone) == ""
 
 
 @pytest.mark.parametrize("job, facts, arrays, said, says", [
@@ -58,11 +63,15 @@ def test_well_formed_reports_pass():
     (RUN, with_(GOOD_RUN, shapes=[{"instruments": {"races": {"count": float("inf")}}}]), {}, 0, "inf"),
     (SPEED, {k: v for k, v in GOOD_SPEED.items() if k != "leaderboard"}, SPEED_ARRAYS, 0,
      "the leaderboard's runs are missing"),
-    (SPEED, with_(GOOD_SPEED, timings={"student": STATS}), SPEED_ARRAYS, 0, "are not both there"),
+    (SPEED, with_(GOOD_SPEED, timings={"student": STATS}), SPEED_ARRAYS, 0,
+     "the timings of student and reference are not all there"),
+    # told with its "go" that the grade timed the reference already: the student's runs alone, no more
+    (ALONE, GOOD_SPEED, SPEED_ARRAYS, 0, "'reference' are not 3 runs of student"),
+    (ALONE, with_(GOOD_SPEED, timings={"student": STATS}), SPEED_ARRAYS, 0, "an array 'P_reference'"),
     (SPEED, with_(GOOD_SPEED, timings={"student": with_(STATS, times_ms=[0.1]), "reference": STATS}), SPEED_ARRAYS,
      0, "are not 3 runs"),
     (SPEED, with_(GOOD_SPEED, timings={"student": STATS, "reference": STATS, "cublas": STATS}), SPEED_ARRAYS, 0,
-     "'cublas' are not 3 runs of the student or reference"),
+     "'cublas' are not 3 runs of student or reference"),
     (SPEED, GOOD_SPEED, {**SPEED_ARRAYS, "P_student": np.zeros((3, 8, 1), np.float32)}, 0, "array P_student"),
 ])
 def test_a_malformed_report_is_refused_with_the_reason(job, facts, arrays, said, says):

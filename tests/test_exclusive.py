@@ -231,6 +231,7 @@ def test_a_grade_times_each_reference_once_per_size(smi, cfg):
     time the student's kernel alone and use those numbers. A stage with another reference times its own."""
     from autograder.engine import timing
     from autograder.engine.report import Check
+    from autograder import protocol
     from autograder.runner.references import fill_uniform_host
     smi.apps("")
     c = {**cfg, "speed": {**cfg["speed"], "n": 64, "repeats": 3, "exclusive_poll_s": 0.05,
@@ -251,7 +252,9 @@ def test_a_grade_times_each_reference_once_per_size(smi, cfg):
                 timings["reference"] = {"median_ms": 12.0, "cv": 0.0, "times_ms": [12.0] * runs,
                                         "past_end": [0] * runs}
                 arrays["P_reference"] = P
-            return sandbox.ChildResult(facts={"n": n, "timings": timings}, arrays=arrays)
+            facts = {"nonce": "n", "seconds": 0.1, "n": n, "timings": timings}
+            assert protocol.check({**job, **given}, inputs, facts, arrays) == "", "the parent takes this report"
+            return sandbox.ChildResult(facts=facts, arrays=arrays)
         return types.SimpleNamespace(cfg=c, stage=types.SimpleNamespace(name=name, challenge=False),
                                      rng=np.random.default_rng(0), run=run, gate_reason=lambda key: "",
                                      work_timeout=lambda flops: 30, shared_gpu=shared, speed=None,

@@ -229,6 +229,37 @@ def test_a_gpu_tool_starts_beside_the_correctness_check_and_counts_only_where_it
     assert "GPU tools run only on a kernel that computes the right product" in g.gate_reason("races")
 
 
+def test_a_gpu_tool_starts_before_the_build_ends_and_says_the_builds_reason(cfg, tmp_path, monkeypatch):
+    """compute-sanitizer's start and a CUDA context under it take about a second: the tool's runner starts at once
+    and gets the stage's plan with its "go" once the build is done. Where the build gave no plan, the tool's check
+    says so (the build's verdict), as it did when it waited for the build. The tool is stood in for by a shell that
+    notes when it started."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from autograder.gpu import tools
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((40, 3)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
+    src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
+    c = {**cfg, "limits": {**cfg["limits"], "sandbox": "none"}}  # the shell's marker lands where the test looks
+    g = StageGrader(src, "gpu", c, rng, str(tmp_path))
+    build = Future()  # still building
+    g.futures = {"compile": build}
+    marker = tmp_path / "started"
+    monkeypatch.setattr(tools, "find_tool", lambda name: "/bin/sh")
+    with ThreadPoolExecutor(1) as pool:
+        tool = pool.submit(tools._tool_run, g, "races", "compute-sanitizer",
+                           lambda log: ("-c", f"touch {marker}; sleep 5"), {"A0": A, "B0": B})
+        try:
+            deadline = time.monotonic() + 20
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            started = marker.exists() and not build.done()
+        finally:
+            build.set_result(sandbox.ChildResult(problem="SyntaxError: invalid syntax (line 3)"))
+        assert started, "the tool started while the build ran"
+        child, _, why = tool.result(timeout=30)
+    assert why == "" and child.problem.startswith("not run: the kernels were not built"), child.problem
+
+
 def test_honest_groups_are_not_cut_short_on_a_loaded_machine(cfg):
     """eve's stage 1 never ends when K = 1. Her other groups then run in a fresh child with the sibling grace;
     on a busy machine its start-up alone used the grace, and the correct groups scored 0 (2 points instead of

@@ -105,6 +105,12 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "killed", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "", "")):
         assert tools.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
+    # the runner's warm-up kernel (launched before any plan existed) is the log's first row: left out by position,
+    # never by name (a student's kernel may bear any name)
+    warm = ncu_log([(0, LOADS, 9999), (1, LOADS, 100), (2, LOADS, 10), (3, LOADS, 20)])
+    (first, first_log), (second, second_log) = tools.split_ncu(ran, warm, [True, True], skip=1)
+    assert tools.ncu_facts(first, first_log)[LOADS] == 100 and tools.ncu_facts(second, second_log)[LOADS] == 30
+    assert tools.split_ncu(ran, warm, [True, True]) == [None, None], "an unaccounted kernel voids the split"
     # a stage whose build failed took part with no launches: the others' parts still hold
     ran = child_result({"shapes": [{"launches": 0}, {"launches": 3}]})
     none, (third, third_log) = tools.split_ncu(ran, log, [False, True])

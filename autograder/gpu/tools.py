@@ -222,14 +222,18 @@ class NcuTogether:
                 return grader("not gradable: ncu's runner did not start in time")
             return {"kernels": kernels, "plans": plans}
 
-        job = {"task": "run", "device": "gpu", "kernel": first.stage.kernel, "count": len(self.members), "late": True}
+        # warm_up: ncu's first profiled kernel costs it seconds of set-up (2.8 s in a grade on an H200, against
+        # 0.1-0.2 s for each later one); the runner launches one of the grader's own kernels while it waits for the
+        # plans, and its row is the log's first, left out below
+        job = {"task": "run", "device": "gpu", "kernel": first.stage.kernel, "count": len(self.members), "late": True,
+               "warm_up": True}
         names = ", ".join(g.stage.name for g, *_ in self.members)
         with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time("ncu"):
             log = os.path.join(d, "tool.log")
             result = first.run(job, arrays, wrapper=(path, *_ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
                                what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others)
             text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
-        parts = split_ncu(result, text, taking_part) if taking_part else [None] * len(self.members)
+        parts = split_ncu(result, text, taking_part, skip=1) if taking_part else [None] * len(self.members)
         for (g, inputs, future), part in zip(self.members, parts):
             if future.done():
                 continue
@@ -239,11 +243,11 @@ class NcuTogether:
                 future.set_result((part[0], part[1], ""))
 
 
-def split_ncu(result, text, taking_part):
+def split_ncu(result, text, taking_part, skip=0):
     """[(child result, log text) of each stage, or None where its part is not accounted for] of one ncu run whose
     runner ran one shape per stage (`taking_part`: for each, whether its plan was given; one that was not made no
     launch). The kernels ncu profiled, in launch order, are dealt out by the launch count the runner reported for
-    each shape."""
+    each shape, after the runner's own first `skip` launches (its warm-up, which ran before any plan existed)."""
     from ..sandbox import ChildResult
     count = len(taking_part)
     shapes = result.facts.get("shapes", []) if isinstance(result.facts, dict) else []
@@ -261,9 +265,9 @@ def split_ncu(result, text, taking_part):
             ids.append(launch)
         rows.setdefault(launch, []).append(line)
     if (child_problem(result) or len(counts) != count or any(not isinstance(c, int) for c in counts)
-            or any((c >= 1) != part for c, part in zip(counts, taking_part)) or sum(counts) != len(ids)):
+            or any((c >= 1) != part for c, part in zip(counts, taking_part)) or skip + sum(counts) != len(ids)):
         return [None] * count
-    parts, at = [], 0
+    parts, at = [], skip
     for i, c in enumerate(counts):
         mine = ids[at: at + c]
         at += c
@@ -287,14 +291,26 @@ def _tool_run(g, key, tool, args, inputs):
     path = find_tool(tool)
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
-    job, why = g.runner_job("run", [_shape(inputs)], count=1)
-    if why:
-        return g.not_run(why), "", ""
+    refused = {}
+
+    def given(ready):
+        """The runner starts before the build ends (the tool's start and a CUDA context under it take about a
+        second) and gets the stage's kernels and plan with its "go"."""
+        job, why = g.runner_job("run", [_shape(inputs)], count=1)  # waits for the build
+        if why:
+            refused["why"] = why
+            return "not run: " + why
+        if not ready(g.cfg["limits"]["gpu_start_s"]):
+            return grader(f"not gradable: the {tool} runner did not start in time")
+        return {"kernels": job["kernels"], "plans": job["plans"]}
+    job = {"task": "run", "device": "gpu", "kernel": g.stage.kernel, "count": 1, "late": True}
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
-        result = g.run(job, inputs, wrapper=(path, *args(log)),
-                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True)
+        result = g.run(job, inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
+                       what=f"the {tool} run", later=True, turn=given)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
+    if "why" in refused:  # the build gave no plan: the check says why, as the build's verdict
+        return g.not_run(refused["why"]), "", ""
     return result, text, ""
 
 

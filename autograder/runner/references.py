@@ -154,6 +154,15 @@ def zero_kernel(X):
             X[i, j] = 0.0
 
 
+def warm_up():
+    """One launch of one of the grader's kernels: a runner under ncu pays the profiler's set-up on its first
+    profiled kernel, and pays it here, while it waits for its plans (gpu/tools.py NcuTogether)."""
+    import numpy as np
+    x = cuda.device_array((32, 1), np.float64)
+    zero_kernel[1, 32](x)
+    cuda.synchronize()
+
+
 def project(ops, X):
     """C @ X in float64 for the secret X of the product check, computed on the device after a timed run.
 
