@@ -118,7 +118,10 @@ def main():
                         cuda.current_context()
                         if job.get("warm_up"):  # a profiler's set-up on its first kernel, while the plans are built
                             from autograder.runner.references import warm_up
-                            warm_up()
+                            try:
+                                warm_up()
+                            except Exception:  # then ncu's kernels do not add up: each stage is profiled alone
+                                pass
                         late["context"] = time.perf_counter() - began_late
                         wait_for_turn(job)  # the kernels and plans come with the "go"
                         late["waited for plans"] = time.perf_counter() - began_late - late["context"]

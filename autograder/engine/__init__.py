@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import config as config_mod
 from .. import sandbox
-from ..gpu.tools import NcuTogether, gpu_available
+from ..gpu.tools import NcuTogether, gpu_available, join_ncu
 from ..submission import collect
 from .judge import Later
 from .kernels import grader_folder
@@ -49,18 +49,18 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
             g = StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module), grader_kernels)
             g.shared_gpu = shared_gpu  # a GPU found shared by one speed check is not timed on again (engine/timing.py)
-            g.ncu_together = ncu       # one ncu run for every stage (gpu/tools.py)
             graders.append(g)
         # Every build first; then the other children, the longest first (start_rank), so that none starts last.
         ordered = sorted(graders, key=lambda g: g.start_rank())
         for g in ordered:
             g.start_compile(pool)
+        if ncu is not None:  # the grade's one ncu runner first: ncu's start and its first kernel take seconds
+            for g in ordered:
+                join_ncu(g, ncu)
+            ncu.start(waiting)
         futures_of = {}
-        for i, g in enumerate(ordered):
+        for g in ordered:
             futures_of[id(g)] = g.start_checks(pool, waiting)
-            if ncu is not None and not any(h.tool_count() for h in ordered[i + 1:]):
-                ncu.start(waiting)  # every stage that runs ncu has joined: its runner starts beside the builds
-                ncu = None
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
             """Speed is timed while judging, one stage at a time: every other child must have finished, and

@@ -110,25 +110,35 @@ def tool_shapes(g):
     return shapes
 
 
+def _inputs(g, shape):
+    """A tool run's input pair, drawn from the grade's secret generator (in the planning thread: the generator is
+    not shared across threads)."""
+    M, K, N = shape
+    return {"A0": g.rng.standard_normal((M, K), dtype=np.float32),
+            "B0": g.rng.standard_normal((K, N), dtype=np.float32)}
+
+
+def join_ncu(g, together):
+    """StageGrader `g` joins the grade's one ncu run (NcuTogether) where it runs ncu and has a build: before any
+    stage's other children start (engine.grade), so the ncu runner, the longest to start, starts first."""
+    if together is not None and getattr(g, "futures", None) and any(k in g.points for k in NCU_KEYS):
+        g.ncu_future = together.join(g, _inputs(g, ncu_shape(g.cfg)))
+
+
 def tool_tasks(g, pool):
     """Start the GPU tools' children of StageGrader `g` (they may run beside each other; timing runs later, alone)."""
     futures = {}
-
-    def inputs(shape):  # drawn here, in the planning thread: the generator is not shared across threads
-        M, K, N = shape
-        return {"A0": g.rng.standard_normal((M, K), dtype=np.float32),
-                "B0": g.rng.standard_normal((K, N), dtype=np.float32)}
     if "races" in g.points:
         futures["racecheck"] = pool.submit(
             _tool_run, g, "races", "compute-sanitizer",
             lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
-                         "--log-file", log), inputs(g.racecheck_shape))
+                         "--log-file", log), _inputs(g, g.racecheck_shape))
     if any(k in g.points for k in NCU_KEYS):
-        together = getattr(g, "ncu_together", None)
-        if together is not None:  # one ncu run for the grade's stages (NcuTogether)
-            futures["ncu"] = together.join(g, inputs(ncu_shape(g.cfg)))
+        joined = getattr(g, "ncu_future", None)
+        if joined is not None:  # one ncu run for the grade's stages (NcuTogether, join_ncu)
+            futures["ncu"] = joined
         else:
-            futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, inputs(ncu_shape(g.cfg)))
+            futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, _inputs(g, ncu_shape(g.cfg)))
     return futures
 
 
