@@ -1,6 +1,6 @@
 """Untrusted side (runs in the grading child). Instruments for Numba's CUDA simulator: shared-memory races, bank conflicts, data reuse.
 
-The simulator (NUMBA_ENABLE_CUDASIM=1) runs one Python thread per CUDA thread,
+The simulator (NUMBA_ENABLE_CUDASIM=1) runs one Python thread per CUDA thread (here a greenlet: sim/green.py),
 one block at a time, and cannot see what a GPU would punish: a tiled kernel
 without its second ``cuda.syncthreads()`` is a race whether or not this run's
 thread scheduling happens to corrupt C (on a GPU it usually does not), an
