@@ -65,9 +65,20 @@ rng = np.random.default_rng(0)
 A = rng.standard_normal((40, 40), dtype=np.float32)
 B = rng.standard_normal((40, 40), dtype=np.float32)
 C = np.zeros((40, 40), np.float32)
+import threading
+seen, done = set(), threading.Event()
+def elsewhere():                     # another OS thread (a notebook's kernel has several) keeps its own thread
+    while not done.is_set():
+        seen.add(type(threading.current_thread()).__name__)
+        time.sleep(0.001)
+watcher = threading.Thread(target=elsewhere)
+watcher.start()
 started = time.perf_counter()
 matmul_tiled_transposed(A, B, C)
 out["tiled_s"] = time.perf_counter() - started
+done.set()
+watcher.join()
+out["seen_elsewhere"] = sorted(seen)
 out["tiled_err"] = float(np.abs(C - A.astype(np.float64) @ B.astype(np.float64)).max())
 C = np.zeros((1, 64), np.float32)
 early_exit[1, 64](C)
@@ -109,6 +120,7 @@ def test_a_block_computes_the_same_in_both_modes(runs, mode):
     assert out["who"] == [[y * 100 + x + 2 for x in range(8)] for y in range(4)]   # the last block's writes remain
     assert out["fails"] and "tid=[5, 0, 0]" in out["fails"], out["fails"]
     assert out["shuffle"] == [float(t + 1) for t in range(31)] + [31.0]
+    assert out["seen_elsewhere"] == ["Thread"], "another OS thread saw a simulated thread as its own"
 
 
 def test_greenlets_are_faster_than_threads(runs):

@@ -21,10 +21,11 @@ import weakref
 
 
 class _State:
-    __slots__ = ("current", "mode")
+    __slots__ = ("current", "ident", "mode")
 
     def __init__(self):
         self.current = None   # the BlockThread whose greenlet runs now (None: the manager, or no block running)
+        self.ident = None     # the OS thread that runs the block (a notebook's other threads keep their own)
         self.mode = None      # "green", "threads" or None (not installed)
 
 
@@ -66,7 +67,7 @@ def _leave():
 def wait(event, timeout):
     """Wait for `event` as the calling simulated thread: let the block's other threads run once (greenlets), or
     block for at most `timeout` seconds (threads). True when the event is set."""
-    thread = _state.current
+    thread = _state.current if threading.get_ident() == _state.ident else None
     if thread is None or event.is_set():
         return event.wait(timeout)
     thread._si_manager.switch()
@@ -91,9 +92,11 @@ def install():
     BlockThread, BlockManager = kernel.BlockThread, kernel.BlockManager
     os_current_thread = threading.current_thread
 
+    get_ident = threading.get_ident
+
     def current_thread():
         t = _state.current
-        return t if t is not None else os_current_thread()
+        return t if t is not None and get_ident() == _state.ident else os_current_thread()
 
     def syncthreads(self):
         if self.abort:
@@ -110,6 +113,7 @@ def install():
             f(*args)
 
         manager = greenlet.getcurrent()
+        _state.ident = threading.get_ident()
         threads = []
         for block_point in np.ndindex(*self._block_dim):
             t = BlockThread(target, self, grid_point, block_point, self._debug)
