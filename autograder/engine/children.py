@@ -48,7 +48,8 @@ class _AnyCut:
 
 
 class _Part:
-    """One group's view of the correctness child's future (the engine and the judges wait on it alone)."""
+    """One part's view of a child's future (a group of the correctness child, one of the instrumented runs): the
+    engine and the judges wait on it alone."""
 
     def __init__(self, future, group):
         self.future, self.group = future, group
@@ -193,9 +194,12 @@ class Children:
         together = pool.submit(self.run_correctness, groups, drawn)
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])
-        if self.instrument_keys():
+        if self.instrument_keys() and self.sampled_shape:  # both instrumented runs in one child (run_structure)
+            both = pool.submit(self.run_structure, self.draw([self.instrument_shape()]),
+                               self.draw([self.sampled_shape]))
+            futures["instruments"], futures["sampled"] = _Part(both, 0), _Part(both, 1)
+        elif self.instrument_keys():
             futures["instruments"] = pool.submit(self.run_instruments, self.draw([self.instrument_shape()]))
-            futures["sampled"] = pool.submit(self.run_sampled, self.draw([self.sampled_shape]))
         self.start_tier_checks(futures, waiting)
         return futures
 

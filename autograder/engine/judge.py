@@ -137,7 +137,7 @@ class Judging:
     def judge_instruments(self, result, inputs=None, sampled=False):
         """The instrument checks from the instrumented run's `result`; its C is checked against `inputs` (default: those
         of run_instruments), and a wrong product voids every counter. `sampled`: the run of a few blocks of the timed
-        size's grid (run_sampled), whose written elements alone are checked."""
+        size's grid (run_structure), whose written elements alone are checked."""
         problem = child_problem(result)
         if grader_fault(result):  # the grader's own trouble: each instrument check counts neither way
             return [self.check(key, title(self, key)).verdict(False, problem) for key in self.instrument_keys()]

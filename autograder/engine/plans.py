@@ -100,29 +100,44 @@ class Plans:
             return self.not_run(why)
         return self.run(job, inputs, (), self.sim_timeout([shape]), "the instrumented simulator run", True)
 
-    def run_sampled(self, inputs):
-        """The instrumented simulator run at the timed size's grid (sampled_shape) that runs two blocks drawn from the
-        grade's secret generator, away from the last row and column of blocks (whole tiles): blocks are independent,
-        so the loads per output, the races and the bank conflicts of a block are exact on a sample, and structure is
-        judged at the size that is graded. The kernel sees the whole grid and cannot tell which blocks run."""
-        self.sampled_inputs = inputs
-        shape = self.sampled_shape
-        job, why = self.sim_job([shape], count=1, instrument=True)
+    def run_structure(self, inputs, sampled_inputs):
+        """[the instrumented run's result, the sampled run's result] of one simulator child (one start-up, not two)
+        that replays the build's plans instrumented at the drawn shape and then at the timed size's grid
+        (sampled_shape), where it runs two blocks drawn from the grade's secret generator, away from the last row
+        and column of blocks (whole tiles): blocks are independent, so the loads per output, the races and the bank
+        conflicts of a block are exact on a sample, and structure is judged at the size that is graded. The kernel
+        sees the whole grid and cannot tell which blocks run. Waits for the build."""
+        self.instrument_inputs, self.sampled_inputs = inputs, sampled_inputs
+        small, graded = self.instrument_shape(), self.sampled_shape
+        job, why = self.sim_job([small, graded], count=2, instrument=True)
         if why:
-            return self.not_run(why)
-        launches = self.built["plans"][tuple(shape)].get("launches", [])  # none: the child says the plan's error
+            return [self.not_run(why)] * 2
+        launches = self.built["plans"][tuple(graded)].get("launches", [])  # none: the child says the plan's error
         grid = next((item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
                      == self.stage.kernel), [1, 1, 1])
         u = iter(self.sample)
-        job["blocks"] = [list(b) for b in dict.fromkeys(
+        blocks = [list(b) for b in dict.fromkeys(
             (int(next(u) * max(1, grid[0] - 1)), int(next(u) * max(1, grid[1] - 1)), 0) for _ in range(2))]
+        job["blocks_of"] = [None, blocks]
         lim, t = self.cfg["limits"], self.tile or 16
-        steps = len(job["blocks"]) * len(launches) * (1 + math.ceil(shape[1] / t)) * max(1.0, (t / 16) ** 2)
-        timeout = min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
-        return self.run(job, inputs, (), timeout, "the sampled simulator run at the graded size", True)
+        steps = len(blocks) * len(launches) * (1 + math.ceil(graded[1] / t)) * max(1.0, (t / 16) ** 2)
+        timeout = min(lim["check_timeout_s"], self.sim_timeout([small])
+                      + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
+        both = {"A0": inputs["A0"], "B0": inputs["B0"], "A1": sampled_inputs["A0"], "B1": sampled_inputs["B0"]}
+        result = self.run(job, both, (), timeout, "the instrumented simulator runs", True)
+        return [_one_shape(result, i) for i in (0, 1)]
 
     def instruments_alone(self):
         """Build, then the instrumented simulator run, in this thread: for the instruments judged on their own (the
         self-check's agreement tests)."""
         self.build_alone()
         return self.run_instruments(self.draw([self.instrument_shape()]))
+
+
+def _one_shape(result, i):
+    """Shape i's view of a child result of several shapes: its facts and its C as those of a child of one shape (a
+    problem of the child is every shape's)."""
+    from dataclasses import replace
+    facts = result.facts if isinstance(result.facts, dict) else {}
+    arrays = {"C0": result.arrays[f"C{i}"]} if f"C{i}" in result.arrays else {}
+    return replace(result, facts={**facts, "shapes": facts.get("shapes", [])[i:i + 1]}, arrays=arrays)

@@ -53,7 +53,7 @@ class StageGrader(Planning, Children, Plans, Judging):
         self.sampled_shape = self.sample = None
         if rng is not None and self.instrument_keys():
             self.instrument_shape()
-            # the sampled run: the timed size's grid, of which a few blocks run (run_sampled), drawn now
+            # the sampled run: the timed size's grid, of which a few blocks run (run_structure), drawn now
             self.sampled_shape = self.stage.sampled_shape(self.tile or 16, rng, cfg["speed"]["n"])
             self.sample = rng.random(4)
         self.module_path = os.path.join(workdir, self.stage.filename)

@@ -45,7 +45,7 @@ class PlanLaunches:
 
 def task_run(job, source, inputs, tell=lambda word: None, execute=None):
     """Run the planned launches of each input pair from `source` (PlanLaunches: a GPU runner from PTX; the simulator's
-    sim/plans.SimPlanLaunches); return every C and what happened. `execute(run, recorded, A, B, C, shape_facts)` runs
+    sim/plans.SimPlanLaunches); return every C and what happened. `execute(run, recorded, A, B, C, shape_facts, i)` runs
     one shape's launches (default: run them; the simulator's watches C's stores, or instruments the run).
     `tell(b"b")` as each shape begins, `tell(b"s")` once its kernels are loaded, right before they run (entry.tell)."""
     import numpy as np
@@ -75,7 +75,7 @@ def task_run(job, source, inputs, tell=lambda word: None, execute=None):
             if execute is None:
                 run()
             else:
-                execute(run, recorded, A, B, C, shape_facts)
+                execute(run, recorded, A, B, C, shape_facts, i)
             cuda.synchronize()
             shape_facts["replay_s"] = time.perf_counter() - began
         except LaunchError as exc:

@@ -36,15 +36,19 @@ class SimPlanLaunches:
 
 
 def execute(job):
-    """How the simulator child runs one shape's launches: instrumented (sim/instrument.py), or with C's stores
-    watched for lost updates (sim/writes.py)."""
+    """How the simulator child runs shape i's launches: instrumented (sim/instrument.py; `blocks_of[i]`, where the
+    job has it, are the blocks a sampled run simulates), or with C's stores watched for lost updates
+    (sim/writes.py)."""
     if job.get("instrument"):
-        def instrumented(run, recorded, A, B, C, shape_facts):
+        blocks_of = job.get("blocks_of") or []
+
+        def instrumented(run, recorded, A, B, C, shape_facts, i):
             from autograder.sim.instrument import run_instrumented
-            shape_facts["instruments"] = run_instrumented(recorded, A, B, C, job)
+            blocks = blocks_of[i] if i < len(blocks_of) else job.get("blocks")
+            shape_facts["instruments"] = run_instrumented(recorded, A, B, C, {**job, "blocks": blocks})
         return instrumented
 
-    def tracked(run, recorded, A, B, C, shape_facts):
+    def tracked(run, recorded, A, B, C, shape_facts, i):
         from autograder.sim.writes import run_tracked
         run_tracked(run, C, job, shape_facts)  # stores to C by two threads (lost updates)
     return tracked
