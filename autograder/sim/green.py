@@ -11,7 +11,10 @@ What a kernel computes and what the instruments see are the same as with threads
 (``threading.current_thread()`` returns the running one, as numba's ``cuda.threadIdx`` expects), a barrier opens
 when every thread that has not ended waits at it, and a thread's exception aborts the block and is raised from the
 launch. Only the order between two barriers is fixed (thread 0 first) instead of left to the OS; what one thread
-writes and another reads between two barriers is a race either way, and sim/conflicts.py reports it.
+writes and another reads between two barriers is a race either way, and sim/conflicts.py reports it. A thread that
+spins until another thread of its block stores a flag, with no barrier or warp function between, never lets that
+thread run here: the child is stopped at its time limit (the grammar's kernels wait at barriers, as the course
+teaches).
 
 Where ``greenlet`` is not installed (a student's own environment), ``install()`` falls back to the counting barrier
 of sim/barrier.py. ``local()`` and ``wait()`` work in both modes.
