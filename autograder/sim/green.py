@@ -13,8 +13,8 @@ when every thread that has not ended waits at it, and a thread's exception abort
 launch. Only the order between two barriers is fixed (thread 0 first) instead of left to the OS; what one thread
 writes and another reads between two barriers is a race either way, and sim/conflicts.py reports it. A thread that
 spins until another thread of its block stores a flag, with no barrier or warp function between, never lets that
-thread run here: the child is stopped at its time limit (the grammar's kernels wait at barriers, as the course
-teaches).
+thread run here: the child is stopped at its time limit (the course's kernels synchronise with barriers and warp
+functions).
 
 Where ``greenlet`` is not installed (a student's own environment), ``install()`` falls back to the counting barrier
 of sim/barrier.py. ``local()`` and ``wait()`` work in both modes.
