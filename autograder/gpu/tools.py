@@ -233,8 +233,8 @@ class NcuTogether:
             return {"kernels": kernels, "plans": plans}
 
         # warm_up: ncu's first profiled kernel costs it seconds of set-up (2.8 s in a grade on an H200, against
-        # 0.1-0.2 s for each later one); the runner launches one of the grader's own kernels while it waits for the
-        # plans, and its row is the log's first, left out below
+        # 0.1-0.2 s for each later one); the runner launches an empty kernel (runner/references.warm_up) while it
+        # waits for the plans, and its row is the log's first, left out below
         job = {"task": "run", "device": "gpu", "kernel": first.stage.kernel, "count": len(self.members), "late": True,
                "warm_up": True}
         names = ", ".join(g.stage.name for g, *_ in self.members)

@@ -44,7 +44,7 @@ def execute(job):
 
         def instrumented(run, recorded, A, B, C, shape_facts, i):
             from autograder.sim.instrument import run_instrumented
-            blocks = blocks_of[i] if i < len(blocks_of) else job.get("blocks")
+            blocks = blocks_of[i] if i < len(blocks_of) else None  # None: every block runs
             shape_facts["instruments"] = run_instrumented(recorded, A, B, C, {**job, "blocks": blocks})
         return instrumented
 
