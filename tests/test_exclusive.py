@@ -144,6 +144,17 @@ def test_missing_nvidia_smi_is_recorded_not_a_verdict(monkeypatch, tmp_path):
     assert not facts["shared"] and "nvidia-smi is not on PATH" in facts["problem"]
 
 
+def take_turns(turn):
+    """What a timing child's turns answer when it is ready at once: the first refusal, else the last answer (the
+    first part, once the stage's correctness passed, goes on with no fields)."""
+    *first, last = turn
+    for step in first:
+        answer = step(lambda seconds: True)
+        if answer:
+            return answer
+    return last(lambda seconds: True)
+
+
 def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkeypatch, tmp_path):
     """The speed check never passes or fails on numbers taken under contention: it retries once, then says who
     shared the GPU, and results.json records it."""
@@ -156,7 +167,7 @@ def test_shared_gpu_speed_check_is_not_gradable_after_one_retry(smi, cfg, monkey
 
     def run(job, inputs, timeout=None, what="", turn=None):
         runs.append(job)
-        assert turn(lambda seconds: True) == {"time_reference": True}, "goes at once and times the reference"
+        assert take_turns(turn) == {"time_reference": True}, "goes at once and times the reference"
         return sandbox.ChildResult(facts={"timings": {}})
     stage = types.SimpleNamespace(name="tiled", challenge=False)
     g = types.SimpleNamespace(cfg=c, stage=stage, rng=np.random.default_rng(0), run=run,
@@ -209,7 +220,7 @@ def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     def grader(name):
         def run(job, inputs, timeout=None, what="", turn=None):
             runs.append(name)
-            why = turn(lambda seconds: True)
+            why = take_turns(turn)
             return sandbox.ChildResult(facts={"timings": {}}, problem=why)
         return types.SimpleNamespace(cfg=c, stage=types.SimpleNamespace(name=name, challenge=False),
                                      rng=np.random.default_rng(0), run=run, gate_reason=lambda key: "",
@@ -240,7 +251,7 @@ def test_a_grade_times_each_reference_once_per_size(smi, cfg):
 
     def grader(name, student_ms):
         def run(job, inputs, timeout=None, what="", turn=None):
-            given = told[name] = turn(lambda seconds: True)
+            given = told[name] = take_turns(turn)
             n, X = job["n"], inputs["X"]
             P = np.stack([(fill_uniform_host(n, n, a).astype(np.float64) @ fill_uniform_host(n, n, b) @ X)
                           .astype(np.float32) for a, b in job["seeds"]])

@@ -6,6 +6,8 @@ N = 64, ncu at N = 256 and data reuse came from the simulator's small run. The j
 (CI); the known-bad kernels are graded whole on a GPU (skipped, saying why, without one)."""
 import copy
 
+import time
+
 import numpy as np
 import pytest
 
@@ -120,29 +122,51 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
 
 def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
     """The run together failed (here: its runner crashed): each stage's ncu run is made again on its own, and a
-    stage whose build failed is not run at all."""
+    stage whose build failed is not run at all. The grade may already time its speed checks (the run released the
+    GPU): a stage profiled again on its own waits while a speed check holds the grade's GPU lock."""
+    import threading
     import types
-    alone = []
+    alone, given = [], {}
     monkeypatch.setattr(tools, "find_tool", lambda name: "/usr/bin/ncu")
     monkeypatch.setattr(tools, "_tool_run", lambda g, *a: alone.append(g.stage.name) or ("own", "log", ""))
+
+    class Started:
+        def __call__(self, seconds):
+            return True
+
+        def give_inputs(self, arrays):
+            given["inputs"] = arrays
+
+    def run(job, inputs, **kw):
+        given.update(kw["turn"](Started()))
+        assert inputs is None and kw["released"] is together.released, "inputs and plans come with the go"
+        return child_result({}, problem="the runner crashed")
 
     def grader(name, why=""):
         shape = {"launches": [{"kernel": 0, "args": ["A", "B", "C"], "grid": [1, 1, 1], "block": [1, 1, 1]}]}
         return types.SimpleNamespace(
-            stage=types.SimpleNamespace(name=name, kernel="k"), cfg={"limits": {"tool_timeout_s": 30, "gpu_start_s": 40}},
+            stage=types.SimpleNamespace(name=name, kernel="k"),
+            cfg={"limits": {"tool_timeout_s": 30, "gpu_start_s": 40}, "speed": {"n": 8}},
             not_run=lambda why: child_result({}, problem="not run: " + why),
             runner_job=lambda task, shapes, count: (None, why) if why else (
                 {"task": task, "device": "gpu", "kernel": "k", "kernels": [{"name": "k"}], "plans": [shape],
                  "count": count}, ""),
-            run=lambda job, inputs, **kw: child_result({}, problem=kw["turn"](lambda seconds: True) and "crashed"
-                                                       or "the runner crashed"))
-    inputs = {"A0": np.zeros((4, 3), np.float32), "B0": np.zeros((3, 5), np.float32)}
-    together = tools.NcuTogether()
-    futures = [together.join(grader(name, why), inputs) for name, why in
-               (("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built"))]
-    together._run()
+            run=run)
+    timing = threading.Lock()
+    together = tools.NcuTogether(timing)
+    futures = [together.join(grader(name, why), np.random.default_rng(i)) for i, (name, why) in
+               enumerate((("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built")))]
+    timing.acquire()  # a speed check times
+    thread = threading.Thread(target=together._run)
+    thread.start()
+    assert together.released.wait(10), "the run together ended: the GPU is free of it"
+    time.sleep(0.3)
+    assert alone == [], "no stage is profiled on its own while a speed check times"
+    timing.release()
+    thread.join(10)
     assert [f.result()[0] for f in futures[:2]] == ["own", "own"] and alone == ["tiled", "tiled_general"]
     assert "not run: the kernels were not built" in futures[2].result()[0].problem
+    assert given["inputs"]["A0"].shape == (8, 8) and not np.array_equal(given["inputs"]["A0"], given["inputs"]["A1"])
 
 
 @pytest.mark.parametrize("name, tile", [("tiled", 16), ("tiled", 32), ("tiled_general", 16),

@@ -364,34 +364,47 @@ def _timing_job(tmp_path, cfg):
 
 
 def test_timing_child_prepares_then_waits_for_its_turn(tmp_path, cfg):
-    """The child says it is prepared, then does nothing until the parent says go: the parent held it for a
-    second, and the child's own clock shows it waited that second before timing; its runs are right."""
+    """The child says it started, and prepares only once the parent says go (the stage's correctness passed); it
+    then says it is prepared and does nothing until the parent's second go. The parent held it a second at each
+    wait, and the child's own clock shows both waits before it timed; its runs are right. Its inputs (the secret
+    X) are given only with the second go, into the file the sandbox bound at the start."""
     from autograder import sandbox
     job, limits, inputs, seeds, X = _timing_job(tmp_path, cfg)
-    said = {}
+    said = []
 
     def turn(ready):
-        said["ready"] = ready(120)
+        said.append(ready(120))
         time.sleep(1.0)
+        if len(said) == 2:
+            ready.give_inputs(inputs)
         return ""
-    result = sandbox.run_child(job, limits, inputs, timeout=120, turn=turn)
+    result = sandbox.run_child(job, limits, None, timeout=120, turn=[turn, turn])
     assert not result.problem, result.problem + result.log
-    assert said["ready"] is True
-    assert result.facts["clock_s"]["waited"] >= 0.9, result.facts["clock_s"]
+    assert said == [True, True]
+    clock = result.facts["clock_s"]
+    assert clock["waited for correctness"] >= 0.9 and clock["waited"] >= 0.9, clock
+    assert list(clock) == ["waited for correctness", "context", "prepared", "waited", "timed"], clock
     E = speed.expected_projections(16, seeds, X)
     ok, msg = speed.judge_runs(speed.projection_errors(result.arrays["P_student"], E), 1e-5)
     assert ok, msg
 
 
-def test_timing_child_refused_its_turn_is_stopped_untimed(tmp_path, cfg):
-    """When the parent refuses the turn (the stage's correctness failed), the child is stopped without timing and
-    the refusal is the result's problem."""
+@pytest.mark.parametrize("refused_at", [0, 1])
+def test_timing_child_refused_its_turn_is_stopped_untimed(tmp_path, cfg, refused_at):
+    """When the parent refuses a turn (the stage's correctness failed: the first; the grade stopped or its GPU is
+    shared: the second), the child is stopped without timing and the refusal is the result's problem."""
     from autograder import sandbox
     job, limits, inputs, _, _ = _timing_job(tmp_path, cfg)
-    result = sandbox.run_child(job, limits, inputs, timeout=120,
-                               turn=lambda ready: ready(120) and "not run: the correctness checks failed")
-    assert result.problem == "not run: the correctness checks failed" and result.cancelled
-    assert "timings" not in result.facts
+    asked = []
+
+    def step(i):
+        def turn(ready):
+            asked.append(i)
+            return ready(120) and ("not run: refused" if i == refused_at else "")
+        return turn
+    result = sandbox.run_child(job, limits, inputs, timeout=120, turn=[step(0), step(1)])
+    assert result.problem == "not run: refused" and result.cancelled
+    assert "timings" not in result.facts and asked == list(range(refused_at + 1))
 
 
 def test_speed_child_told_the_reference_is_timed_already_times_the_student_alone():

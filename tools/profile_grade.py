@@ -85,19 +85,88 @@ def startup_costs():
     return "\n".join(lines)
 
 
+class Trace:
+    """Parent-side events of a grade (`--trace`), on the clock the children's start times use (time.monotonic):
+    each GPU child's "go", the ncu run's end, the quiet GPU, each speed check's turn and the GPU watch's
+    nvidia-smi edges. It wraps the engine's functions from outside; the grader itself is unchanged."""
+
+    def __init__(self):
+        from autograder.engine import timing as T
+        from autograder.engine import children as C
+        from autograder.gpu import exclusive as X
+        from autograder.gpu import tools as G
+        import autograder.engine as E
+        self.events = []
+        mark = self.mark
+
+        def wrap(owner, name, label, after=None):
+            original = getattr(owner, name)
+
+            def wrapped(*a, **k):
+                mark(f"{label(*a, **k)} begins")
+                try:
+                    return original(*a, **k)
+                finally:
+                    mark(f"{label(*a, **k)} ends")
+            setattr(owner, name, wrapped)
+        wrap(X.Watch, "_edge", lambda self: "nvidia-smi edge")
+        wrap(T, "judge", lambda g: f"speed check of {g.stage.name}")
+        wrap(G.NcuTogether, "_together", lambda self: "ncu run (parent side)")
+        judge_all = E._judge_all
+
+        def judge_all_traced(planned, report, progress, quiet=None):
+            def quiet_traced():
+                quiet()
+                mark("quiet: every other child ended, every timing child prepared")
+            return judge_all(planned, report, progress, quiet_traced if quiet else None)
+        E._judge_all = judge_all_traced
+        run_child = C.sandbox.run_child
+
+        def run_child_traced(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, *a, **k):
+            what = f"{job.get('task')} child of {job.get('kernel', '?')}" + (" under " + os.path.basename(wrapper[0]) if wrapper else "")
+            def traced(step, i):
+                def given(ready):
+                    answer = step(ready)
+                    mark(f"go {i} to a {what}" + ("" if not isinstance(answer, str) or not answer else " refused"))
+                    return answer
+                return given
+            if turn is not None:
+                steps = turn if isinstance(turn, (list, tuple)) else [turn]
+                turn = [traced(step, i) for i, step in enumerate(steps)]
+            try:
+                return run_child(job, limits, inputs, wrapper, timeout, cancel, turn, *a, **k)
+            finally:
+                mark(f"a {what} ended")
+        C.sandbox.run_child = run_child_traced
+
+    def mark(self, what):
+        self.events.append((time.monotonic(), what))
+
+    def table(self, origin):
+        lines = ["| s | event |", "|---|---|"]
+        for t, what in sorted(self.events):
+            lines.append(f"| {t - origin:.2f} | {what} |")
+        self.events = []
+        return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("submission", nargs="?", default=os.path.join(ROOT, "solutions"))
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--device", default="gpu")
     p.add_argument("--no-probes", action="store_true", help="leave out the start-up costs")
+    p.add_argument("--trace", action="store_true", help="also list the parent's events (turns, edges, ends)")
     args = p.parse_args(argv)
     cfg = config.load()
+    trace = Trace() if args.trace else None
     out = []
     for r in range(args.runs):
         report = engine.grade(args.submission, device=args.device, seed=500 + r, cfg=cfg)
+        origin = min((c["began"] for c in report.children), default=0.0)
         out.append(f"### Grade {r + 1}: {report.score:g}/{report.max_score:g} in {report.seconds:.1f} s\n\n"
-                   f"breakdown: {report.timing}\n\n" + timeline(report))
+                   f"breakdown: {report.timing}\n\n" + timeline(report)
+                   + ("\n\n" + trace.table(origin) if trace else ""))
         print(out[-1], flush=True)
     if not args.no_probes:
         out.append("### Start-up costs\n\n" + startup_costs())

@@ -35,23 +35,24 @@ def load_student_module(path, name):
 
 
 def wait_for_turn(job):
-    """The timing child is prepared: say so on the parent's pipe, then wait for its "go" on stdin (the parent
-    says it once the GPU is the grader's alone; it kills the child instead when the check must not run)."""
+    """A part of the child's work is done (the timing child: started, then prepared): say so on the parent's pipe,
+    then wait for its "go" on stdin (the parent says it once the next part may run, the timing once the GPU is the
+    grader's alone; it kills the child instead when the check must not run)."""
     fd = job.get("ready_fd")
     if fd is not None:
-        os.write(fd, b"ready\n")
-        os.close(fd)
+        os.write(fd, b"ready\n")  # sandbox.run.READY; the pipe stays open for the next wait
     if sys.stdin.readline().strip() != "go":
         os._exit(0)
-    given = sys.stdin.readline()  # fields of the job given only now, after "go" (sandbox.run_child's turn)
+    given = sys.stdin.readline()  # fields of the job given only now, with the "go" (sandbox.run_child's turn)
     if given.strip():
         job.update(json.loads(given))
 
 
 def tell(job, word):
     """Tell the parent where the work is: b"b" as a shape begins, b"s" once its kernels are compiled and about to
-    run. From each b"s" the child has only the seconds its work needs (sandbox.run_child's `work`: start-up is
-    over); the parent counts the b's to know which shape a killed child was on."""
+    run, b"d" once a GPU runner's kernels all ended. From each b"s" the child has only the seconds its work needs
+    (sandbox.run_child's `work`: start-up is over); the parent counts the b's to know which shape a killed child
+    was on, and may give the GPU to the next check from the b"d" (a profiler's own end takes a while)."""
     fd = job.get("started_fd")
     if fd is not None:
         try:
@@ -84,7 +85,6 @@ def main():
         install_warp_functions()  # the warp functions numba's simulator lacks (sim/warp.py)
     import numpy as np
     from autograder.protocol import describe_error
-    inputs = np.load(job["inputs_path"], allow_pickle=False) if job["task"] == "run" else {}
     facts, arrays = {}, {}
     module = loaded = None
     started = time.perf_counter()
@@ -131,8 +131,11 @@ def main():
                 else:  # the simulator: the plan with the module's kernels
                     from autograder.sim.plans import SimPlanLaunches, execute
                     source, execute = SimPlanLaunches(job, module), execute(job)
+                # the inputs are read only now: a runner started before its plan gets them with its "go"
+                inputs = np.load(job["inputs_path"], allow_pickle=False)
                 facts, arrays = task_run(job, source, inputs, lambda word: tell(job, word), execute)
                 if module is None:  # where a GPU runner's seconds went (the parent's profile)
+                    tell(job, b"d")  # done with the GPU: every kernel ended (C is on the host); the rest is its own
                     facts["clock_s"] = {**late, **{f"shape {i}": s.get("replay_s", 0.0)
                                                    for i, s in enumerate(facts["shapes"])}}
             elif job["task"] == "speed":

@@ -44,7 +44,7 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         graders = []
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
         shared_gpu = timing.SharedGpu()
-        ncu = NcuTogether() if device == "gpu" else None
+        ncu = NcuTogether(shared_gpu.lock) if device == "gpu" else None
         for src in sources:
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
             g = StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module), grader_kernels)
@@ -63,11 +63,18 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             futures_of[id(g)] = g.start_checks(pool, waiting)
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
-            """Speed is timed while judging, one stage at a time: every other child must have finished, and
-            every timing child prepared (none may compile or load while another times)."""
+            """Speed is timed while judging, one stage at a time: every other child must have finished (the ncu
+            run: its kernels must have ended; ncu's own end takes a while after them, and a stage it profiles
+            again on its own waits for the timing that holds the GPU), and every timing child prepared (none may
+            compile or load while another times)."""
+            profiled = {id(f) for *_, f in ncu.members} if ncu is not None else set()
             for _, futures in planned:
                 for f in futures.values():
-                    (f[0] if isinstance(f, tuple) else f).exception()
+                    f = f[0] if isinstance(f, tuple) else f
+                    if id(f) not in profiled:
+                        f.exception()
+            if ncu is not None:
+                ncu.released.wait()
             for g in graders:
                 if getattr(g, "speed_turn", None):
                     g.speed_turn.prepared.wait()

@@ -76,7 +76,7 @@ class Children:
     """The children half of a StageGrader (engine/stage.py)."""
 
     def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            shared_with=()):
+            shared_with=(), released=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments, the GPU tools; speed is gated in gate_reason) is not run, or is stopped at once where it
         runs (its verdict would be "not run" anyway), and every other child still running or yet to start gets
@@ -84,21 +84,22 @@ class Children:
         one derived limit per stage, not one per child. `work`: seconds the child has left once it says its
         kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
         child also does (gpu/tools.py: one ncu run for a grade); any of their time-outs stops it, and its own
-        time-out is none of theirs: the caller runs their parts again, each on its own."""
+        time-out is none of theirs: the caller runs their parts again, each on its own. `released`: see
+        sandbox.run_child."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if later and any(g.timed_out for g in (self, *shared_with)):
             why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
             return sandbox.ChildResult(problem=time_limit(f"not run: {why}"), cancelled=True)
         dirs = ()
         if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
-            grader = self.grader_kernels()
-            dirs = ((grader, "grader", False),) if grader else ()
+            # bound from the start; the child loads from it only after its first go (engine/timing.py waits)
+            dirs = ((self.grader_kernels.folder, "grader", False),)
         began = time.monotonic()
         grace = 0.0 if later else self.cfg["limits"]["sibling_grace_s"]
         start = limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]
         cut = _AnyCut([_Cut(g, grace, start) for g in (self, *shared_with)])
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   cut, turn, work, dirs)
+                                   cut, turn, work, dirs, released)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,
@@ -132,10 +133,16 @@ class Children:
                     inputs[f"A{i}"], inputs[f"B{i}"] = drawn[g][f"A{j}"], drawn[g][f"B{j}"]
                     i += 1
             what = ("the correctness check" if len(todo) > 1 else f"the correctness check '{todo[0]}'")
-            job, why = self.correctness_job(shapes)
-            if why:
-                return {**results, **{g: self.not_run(why) for g in todo}}
-            result = self.run(job, inputs, (), self.run_timeout(shapes), what, False, None, self.after_start(shapes))
+            refused, turn = {}, None
+            if self.runners_start_early:  # a GPU runner: started beside the build, its plans with its "go"
+                job, turn = self.late_runner(shapes, refused, "correctness runner")
+            else:
+                job, why = self.correctness_job(shapes)
+                if why:
+                    return {**results, **{g: self.not_run(why) for g in todo}}
+            result = self.run(job, inputs, (), self.run_timeout(shapes), what, False, turn, self.after_start(shapes))
+            if "why" in refused:
+                return {**results, **{g: self.not_run(refused["why"]) for g in todo}}
             done = len(result.facts.get("shapes", []))
             # the shape it stopped on: the last one it ran (a CUDA or launch error ends the child's loop) or, where
             # it was killed, the last one it said it started

@@ -20,9 +20,21 @@ _lock = threading.Lock()
 _executor = ThreadPoolExecutor(1, thread_name_prefix="grader-kernels")
 
 
+class GraderKernels:
+    """This process's folder of the grader's kernels: `folder` at once (a timing child sees it from its start),
+    `wait()` once they are compiled (a timing child loads them only after that)."""
+
+    def __init__(self, folder, future):
+        self.folder, self._future = folder, future
+
+    def wait(self):
+        """The folder once the kernels are in it, or None where they could not be compiled (a timing child then
+        finds no entry and compiles them itself)."""
+        return self.folder if self._future.result() else None
+
+
 def grader_folder(cfg):
-    """A callable that waits for this process's folder of the grader's kernels and returns it, or None where
-    they could not be compiled (each timing child then compiles them itself)."""
+    """GraderKernels of this process (and GPU): the folder of the grader's kernels, compiled once."""
     key = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     with _lock:
         if key not in _made:
@@ -32,8 +44,7 @@ def grader_folder(cfg):
             os.mkdir(folder)
             os.chmod(folder, 0o777)  # the compiling child runs as a uid of its own
             _made[key] = (folder, _executor.submit(_compile, folder, dict(cfg["limits"])))
-    folder, future = _made[key]
-    return lambda: folder if future.result() else None
+    return GraderKernels(*_made[key])
 
 
 def _compile(folder, limits):

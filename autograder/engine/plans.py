@@ -79,6 +79,22 @@ class Plans:
             job["leaderboard"] = {**job["leaderboard"], "plan": plans[1]["launches"]}
         return job, ""
 
+    def late_runner(self, shapes, refused, what="runner"):
+        """(job, turn) of a GPU runner that starts before the build ends (its start and a CUDA context take about a
+        second): the turn waits for the build and gives the runner the kernels and plans of `shapes` with its
+        "go". Where the build gives no plan, the turn refuses and `refused["why"]` says why."""
+        job = {"task": "run", "device": "gpu", "kernel": self.stage.kernel, "count": len(shapes), "late": True}
+
+        def given(ready):
+            ran, why = self.runner_job("run", shapes, count=len(shapes))  # waits for the build
+            if why:
+                refused["why"] = why
+                return "not run: " + why
+            if not ready(self.cfg["limits"]["gpu_start_s"]):
+                return grader(f"not gradable: the {what} did not start in time")
+            return {"kernels": ran["kernels"], "plans": ran["plans"]}
+        return job, given
+
     def sim_job(self, shapes, **extra):
         """(job, "") of a simulator child that runs the build's checked plans of `shapes` with the module's kernels
         looked up by name (the launcher never runs there), or (None, why it cannot run). Waits for the build."""

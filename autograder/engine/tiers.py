@@ -19,6 +19,7 @@ class SimStageGrader(StageGrader):
         return self.stage.sim_shape_groups(self.tile or 16)
 
     runs_uncompiled = True  # where the grading machine has no CUDA compiler, the simulator still runs the plans
+    runners_start_early = False  # a simulator child imports the module: it starts once the build gave its plans
 
     def compile_child(self):
         return self.build_child()
@@ -57,6 +58,7 @@ class GpuStageGrader(StageGrader):
     runners (correctness, compute-sanitizer, ncu, timing) never import it."""
 
     runs_uncompiled = False  # no PTX, nothing a GPU runner can load
+    runners_start_early = True  # the correctness runners start beside the build (Plans.late_runner)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -55,6 +55,9 @@ class SharedGpu:
         # alone, every run's product checked: a later check at that size times its student kernel alone against
         # them (12.6 ms x 18 runs of the naive reference at N = 2048 each time otherwise)
         self.references = {}
+        # held from a timing's watch start until its child ended: the grade's other GPU work that may still come
+        # then (a stage ncu profiles again on its own, gpu/tools.NcuTogether) waits for it
+        self.lock = threading.Lock()
 
 
 class Turn:
@@ -116,20 +119,30 @@ def _run(g, plan, turn):
     from ..gpu import exclusive
     cfg = g.cfg["speed"]
     check, fields, inputs, expected_jobs, board = plan
-    gate = g.gate_reason("speed")  # waits for the stage's correctness children: a wrong kernel is never timed
-    job = None
-    if not gate:  # a runner: the build child's kernels and the checked launches at the speed (and leaderboard) size
-        sizes = [(fields["n"],) * 3] + ([(board["n"],) * 3] if board else [])
-        job, why = g.runner_job("speed", sizes, **fields)
-        gate = g.not_run(why).problem if why else ""
-    if gate:
+    # a runner: the build child's kernels and the checked launches at the speed (and leaderboard) size
+    sizes = [(fields["n"],) * 3] + ([(board["n"],) * 3] if board else [])
+    job, why = g.runner_job("speed", sizes, **fields)  # waits for the build
+    if why:
         if turn is not None:
             turn.prepared.set()
-        return check.verdict(False, gate)
+        return check.verdict(False, g.gate_reason("speed") or g.not_run(why).problem)
     seen = getattr(g, "shared_gpu", None)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
     watch, reused = {}, {}
     key = (fields["reference"], fields["n"])
+
+    def gated(ready):
+        """The child starts beside the correctness checks (its imports take about a second) and makes its CUDA
+        context only once they passed: a wrong kernel is never timed."""
+        gate = g.gate_reason("speed")  # waits for the stage's correctness children
+        if gate:
+            return gate
+        if getattr(g, "grader_kernels", None):
+            g.grader_kernels.wait()  # the grader's kernels are compiled into the folder the child loads them from
+        if not ready(prepare_s):
+            return grader(f"not gradable: the timing child did not start within {prepare_s:.0f} s (it had "
+                          "imported only the grader's own modules)")
+        return ""
 
     def on_turn(attempt):
         def wait(ready):
@@ -148,6 +161,9 @@ def _run(g, plan, turn):
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
             expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
+            if seen is not None:
+                seen.lock.acquire()
+                held.append(attempt)
             reused[attempt] = seen.references.get(key) if seen is not None else None
             watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"], settle_s=cfg["exclusive_settle_s"]).start(
                 after=seen.last_watch if seen is not None else None)
@@ -155,10 +171,16 @@ def _run(g, plan, turn):
         return wait
 
     expected = _Expected(expected_jobs)  # computed while the child prepares and waits
+    held = []  # the attempt that holds the grade's GPU lock
     try:
         for attempt in (1, 2):
-            result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
-                           what="the speed check", turn=on_turn(attempt))
+            try:
+                result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
+                               what="the speed check", turn=[gated, on_turn(attempt)])
+            finally:
+                if held:
+                    seen.lock.release()
+                    held.clear()
             if attempt not in watch:  # refused its turn: not run, or not prepared in time, or the GPU is shared
                 if seen is not None and seen.why:
                     return check.skip(seen.why)

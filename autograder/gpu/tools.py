@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 
 import numpy as np
 
@@ -110,19 +111,22 @@ def tool_shapes(g):
     return shapes
 
 
-def _inputs(g, shape):
+def _inputs(g, shape, rng=None):
     """A tool run's input pair, drawn from the grade's secret generator (in the planning thread: the generator is
-    not shared across threads)."""
+    not shared across threads), or from `rng`, a generator of the thread that draws."""
     M, K, N = shape
-    return {"A0": g.rng.standard_normal((M, K), dtype=np.float32),
-            "B0": g.rng.standard_normal((K, N), dtype=np.float32)}
+    rng = g.rng if rng is None else rng
+    return {"A0": rng.standard_normal((M, K), dtype=np.float32),
+            "B0": rng.standard_normal((K, N), dtype=np.float32)}
 
 
 def join_ncu(g, together):
     """StageGrader `g` joins the grade's one ncu run (NcuTogether) where it runs ncu and has a build: before any
-    stage's other children start (engine.grade), so the ncu runner, the longest to start, starts first."""
+    stage's other children start (engine.grade), so the ncu runner, the longest to start, starts first. Its
+    inputs are drawn later, in the ncu run's own thread, from a generator drawn here from the grade's secret one
+    (the grade's generator stays in the planning thread)."""
     if together is not None and getattr(g, "futures", None) and any(k in g.points for k in NCU_KEYS):
-        g.ncu_future = together.join(g, _inputs(g, ncu_shape(g.cfg)))
+        g.ncu_future = together.join(g, np.random.default_rng(g.rng.integers(2 ** 63)))
 
 
 def tool_tasks(g, pool):
@@ -160,33 +164,44 @@ class NcuTogether:
     counts disagree), each stage not accounted for is profiled again on its own, as before: a stage never loses
     its verdict for another's sake."""
 
-    def __init__(self):
-        self.members = []  # (grader, inputs, future)
+    def __init__(self, gpu_lock=None):
+        self.members = []  # (grader, generator of its inputs, future)
+        # set once the run's kernels all ended (its runner says so) or it ended: ncu's own end takes a while after
+        # its last kernel, and the grade's speed checks may time from here (engine.grade's quiet)
+        self.released = threading.Event()
+        # held while a speed check times (engine/timing.py): a stage profiled again on its own waits for it
+        self.gpu_lock = gpu_lock if gpu_lock is not None else threading.Lock()
 
-    def join(self, g, inputs):
+    def join(self, g, rng):
         """A future of StageGrader `g`'s ncu result, (child result, log text, why ncu is missing or "")."""
         from concurrent.futures import Future
         future = Future()
-        self.members.append((g, inputs, future))
+        self.members.append((g, rng, future))
         return future
 
     def start(self, pool):
         """Run once every stage joined (engine.grade, after every stage's children were started)."""
         if self.members:
             pool.submit(self._run)
+        else:
+            self.released.set()
 
     def _run(self):
         try:
             self._together()
         except BaseException as exc:  # never leave a stage waiting: its own run then says what went wrong
-            for g, inputs, future in self.members:
+            for g, rng, future in self.members:
                 if not future.done():
                     future.set_exception(exc)
             raise
+        finally:
+            self.released.set()
 
     def _alone(self, g, inputs, future):
+        """Profile stage `g` on its own, never while a speed check times (the grade may time from `released`)."""
         try:
-            future.set_result(_tool_run(g, "ncu", "ncu", _ncu_args, inputs))
+            with self.gpu_lock:
+                future.set_result(_tool_run(g, "ncu", "ncu", _ncu_args, inputs))
         except BaseException as exc:
             future.set_exception(exc)
 
@@ -195,13 +210,19 @@ class NcuTogether:
         gets the stages' kernels and plans once they are built; a stage whose build failed takes part with no
         launches (its verdict is the build's)."""
         path = find_tool("ncu")
+        drawn = {}
+
+        def inputs_of(i):
+            """Member i's input pair at the timed size, drawn once (while the builds run: it takes a while)."""
+            if i not in drawn:
+                g, rng, _ = self.members[i]
+                drawn[i] = _inputs(g, ncu_shape(g.cfg), rng)
+            return drawn[i]
         if path is None or len(self.members) < 2:
-            for g, inputs, future in self.members:
-                self._alone(g, inputs, future)
+            for i, (g, rng, future) in enumerate(self.members):
+                self._alone(g, inputs_of(i), future)
             return
-        arrays, taking_part = {}, []
-        for i, (g, inputs, future) in enumerate(self.members):
-            arrays[f"A{i}"], arrays[f"B{i}"] = inputs["A0"], inputs["B0"]
+        taking_part = []
         first, others = self.members[0][0], [g for g, *_ in self.members[1:]]
 
         def turn(ready):
@@ -211,9 +232,13 @@ class NcuTogether:
                 return grader(f"not gradable: the ncu run could not be given its plans ({exc})")
 
         def given(ready):
+            arrays = {}
+            for i in range(len(self.members)):
+                arrays[f"A{i}"], arrays[f"B{i}"] = inputs_of(i)["A0"], inputs_of(i)["B0"]
+            ready.give_inputs(arrays)  # written while the builds run
             kernels, plans = [], []
-            for g, inputs, future in self.members:
-                job, why = g.runner_job("run", [_shape(inputs)], count=1)  # waits for the stage's build
+            for g, rng, future in self.members:
+                job, why = g.runner_job("run", [ncu_shape(g.cfg)], count=1)  # waits for the stage's build
                 if why:
                     future.set_result((g.not_run(why), "", ""))
                     taking_part.append(False)
@@ -240,15 +265,17 @@ class NcuTogether:
         names = ", ".join(g.stage.name for g, *_ in self.members)
         with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time("ncu"):
             log = os.path.join(d, "tool.log")
-            result = first.run(job, arrays, wrapper=(path, *_ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
-                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others)
+            result = first.run(job, None, wrapper=(path, *_ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
+                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others,
+                               released=self.released)
             text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
+        self.released.set()  # the run ended (where its runner did not say so before): the stages run alone now
         parts = split_ncu(result, text, taking_part, skip=1) if taking_part else [None] * len(self.members)
-        for (g, inputs, future), part in zip(self.members, parts):
+        for i, ((g, rng, future), part) in enumerate(zip(self.members, parts)):
             if future.done():
                 continue
             if part is None:
-                self._alone(g, inputs, future)
+                self._alone(g, inputs_of(i), future)
             else:
                 future.set_result((part[0], part[1], ""))
 
@@ -302,18 +329,7 @@ def _tool_run(g, key, tool, args, inputs):
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     refused = {}
-
-    def given(ready):
-        """The runner starts before the build ends (the tool's start and a CUDA context under it take about a
-        second) and gets the stage's kernels and plan with its "go"."""
-        job, why = g.runner_job("run", [_shape(inputs)], count=1)  # waits for the build
-        if why:
-            refused["why"] = why
-            return "not run: " + why
-        if not ready(g.cfg["limits"]["gpu_start_s"]):
-            return grader(f"not gradable: the {tool} runner did not start in time")
-        return {"kernels": job["kernels"], "plans": job["plans"]}
-    job = {"task": "run", "device": "gpu", "kernel": g.stage.kernel, "count": 1, "late": True}
+    job, given = g.late_runner([_shape(inputs)], refused, f"{tool} runner")  # starts before the build ends
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],

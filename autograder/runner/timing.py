@@ -129,12 +129,18 @@ def _student(job, module, loaded, plan, ops):
 
 
 def task_speed(job, turn=None, module=None):
-    """Prepare, wait for `turn()` (the parent's go; None: at once), then time. Returns (facts, arrays)."""
+    """Wait for `turn()` (the parent's first go: the stage's correctness passed), prepare, wait for `turn()` again
+    (the second: the GPU is the grader's alone), then time; None: at once. The child starts beside the stage's
+    correctness checks and imports meanwhile, but makes no CUDA context before the first go. Returns (facts,
+    arrays)."""
     import numpy as np
     from numba import cuda
     from autograder.runner.plan_launch import Loaded
     from autograder.runner.references import REFERENCES
     clock = [("began", time.perf_counter())]
+    if turn is not None:
+        turn()
+        clock.append(("waited for correctness", time.perf_counter()))
     cuda.current_context()
     clock.append(("context", time.perf_counter()))
     n = job["n"]

@@ -43,7 +43,8 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=(),
+              released=None):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
@@ -55,12 +56,17 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     `dirs`: (host folder, name, writable) triples the child sees as /kernels/<name> (job["kernel_dirs"][name]):
     the compiled-kernel caches of autograder/runner/kernel_cache.py.
 
-    `turn` makes a child of two parts (the timing child): it prepares, says so on a pipe, and waits. Once the
-    child started, ``turn(ready)`` is called, where ``ready(seconds)`` waits at most that long for the child to
-    be prepared (or to have ended) and says whether it was; turn returns "" to let the child go on (it then
-    gets `timeout` from that moment) or why it must not, and the child is stopped with that as its problem. It may
-    also return a dict: the child goes on, and gets those fields of its job only now, after "go" (a runner started
-    before its plan existed: gpu/tools.py); the report is checked against the whole job."""
+    `turn` makes a child of parts (the timing child, a runner started before its plan existed): at the end of a
+    part it says so on a pipe and waits. Once the child started, ``turn(ready)`` is called (a list of such
+    functions: one per wait, in order), where ``ready(seconds)`` waits at most that long for the child to reach
+    its wait (or to have ended) and says whether it did (`_Started`; ``ready.give_inputs(arrays)`` gives a child
+    started without inputs its inputs, read after its next "go"); turn returns "" to let the child go on (it then
+    gets `timeout` from the last "go") or why it must not, and the child is stopped with that as its problem. It
+    may also return a dict: the child goes on, and gets those fields of its job only now, with its "go"
+    (gpu/tools.py); the report is checked against the whole job.
+
+    `released` (a threading.Event) is set once a GPU runner says all its kernels ended (child/entry.tell b"d"),
+    or once the child ended, whichever comes first: a profiler's own end takes a while after its last kernel."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -79,6 +85,8 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             inside["module_path"] = box.place(os.path.basename(job["module_path"]), source=job["module_path"])
         if inputs:
             inside["inputs_path"] = box.place("inputs.npz", data=inputs)
+        elif turn is not None:
+            box.place("inputs.npz")  # bound now, empty: a turn may give the inputs later (written into this file)
         scratch = BOX_TMP if name != "none" else box.path("tmp")
         os.makedirs(box.path("tmp"), exist_ok=True)
         grader_root = BOX_GRADER if name != "none" else GRADER_ROOT
@@ -110,13 +118,19 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                     proc.stdin.close()
                 else:
                     proc.stdin.flush()
-                    refused = turn(lambda seconds: _ready(ready_r, proc, seconds))
-                    late, refused = (refused, "") if isinstance(refused, dict) else (None, refused)
+                    started_child = _Started(box, ready_r, proc)
+                    for step in (turn if isinstance(turn, (list, tuple)) else [turn]):
+                        refused = step(started_child)
+                        late, refused = (dict(refused), "") if isinstance(refused, dict) else ({}, refused)
+                        if refused:
+                            break
+                        if started_child.inputs is not None and not inputs:
+                            inputs = started_child.inputs
+                            late["inputs_path"] = started_child.inputs_path
+                        job = {**job, **late}
+                        proc.stdin.write(b"go\n" + json.dumps(late).encode() + b"\n")
+                        proc.stdin.flush()
                     if not refused:
-                        proc.stdin.write(b"go\n")
-                        if late is not None:
-                            job = {**job, **late}
-                            proc.stdin.write(json.dumps(late).encode() + b"\n")
                         proc.stdin.close()
             except BrokenPipeError:
                 pass
@@ -125,7 +139,8 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                     os.close(ready_r)
             said = [0, False]  # shapes it said it began; whether it said hello (the sandbox started it)
             try:
-                timed_out, cancelled = ("", False) if refused else _wait(proc, timeout, cancel, started_r, work, said)
+                timed_out, cancelled = (("", False) if refused else
+                                        _wait(proc, timeout, cancel, started_r, work, said, released))
             finally:
                 os.close(started_r)
             stuck = not _kill_group(proc)
@@ -179,23 +194,46 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                            seconds=time.perf_counter() - started)
     finally:
         box.__exit__(None, None, None)
+        if released is not None:
+            released.set()
+
+
+class _Started:
+    """A started child that waits for its turns, as a turn sees it: call it to wait until it is ready."""
+
+    def __init__(self, box, pipe, proc):
+        self.box, self.pipe, self.proc = box, pipe, proc
+        self.inputs = self.inputs_path = None
+
+    def __call__(self, seconds):
+        return _ready(self.pipe, self.proc, seconds)
+
+    def give_inputs(self, arrays):
+        """Write the child's inputs now (into the file bound, empty, at its start); it reads them after its next
+        "go". A runner that starts before its inputs are drawn starts sooner (gpu/tools.py)."""
+        self.inputs, self.inputs_path = arrays, self.box.place("inputs.npz", data=arrays)
 
 
 def _ready(pipe, proc, seconds):
-    """True once the child wrote to (or closed) its ready pipe, or ended; False after `seconds` without."""
+    """True once the child said "ready" on its ready pipe (each call takes one), closed it or ended; False after
+    `seconds` without."""
     deadline = time.monotonic() + seconds
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return False
-        if select.select([pipe], [], [], min(remaining, 0.25))[0] or proc.poll() is not None:
+        if select.select([pipe], [], [], min(remaining, 0.25))[0]:
+            os.read(pipe, len(READY))  # the child waits for its "go" before it says the next
+            return True
+        if proc.poll() is not None:
             return True
 
 
-def _wait(proc, timeout, cancel, started=None, work=None, said=None):
+def _wait(proc, timeout, cancel, started=None, work=None, said=None, released=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
-    the `started` pipe; without `work` the words are only counted, in said[0])."""
+    the `started` pipe; without `work` the words are only counted, in said[0]). `released` is set when it says
+    its kernels all ended."""
     said = said if said is not None else [0, False]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
@@ -208,8 +246,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
         if started is not None:
             if select.select([started], [], [], step)[0]:
                 words = os.read(started, 4096)
-                said[0] += words.count(b"b")
-                said[1] = said[1] or b"h" in words
+                _count(words, said, released)
                 if b"b" in words and hasattr(cancel, "begun"):
                     cancel.begun()  # its work began: a grace counts from here (engine/stage.py _Cut)
                 if b"s" in words and work is not None:
@@ -219,7 +256,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
                 elif not words:
                     started = None  # the child closed it (or ended): the limits stand as they are
             if proc.poll() is not None:
-                _drain(started, said)
+                _drain(started, said, released)
                 return "", False
         else:
             try:
@@ -232,16 +269,25 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None):
             return "", True
 
 
-def _drain(pipe, said):
+def _drain(pipe, said, released=None):
     """Count the words still waiting in the pipe."""
     while pipe is not None and select.select([pipe], [], [], 0)[0]:
         words = os.read(pipe, 4096)
         if not words:
             return
-        said[0] += words.count(b"b")
-        said[1] = said[1] or b"h" in words
+        _count(words, said, released)
 
 
+def _count(words, said, released):
+    """What the child said on its `started` pipe (child/entry.tell): the shapes it began (b"b"), its hello (b"h"),
+    its GPU work's end (b"d")."""
+    said[0] += words.count(b"b")
+    said[1] = said[1] or b"h" in words
+    if b"d" in words and released is not None:
+        released.set()
+
+
+READY = b"ready\n"  # what a child says on its ready pipe at each wait (child/entry.py wait_for_turn)
 KILL_WAIT_S = 30.0  # a killed process still running after this is stuck in the kernel (a GPU driver call)
 
 
