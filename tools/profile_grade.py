@@ -157,12 +157,13 @@ def main(argv=None):
     p.add_argument("--device", default="gpu")
     p.add_argument("--no-probes", action="store_true", help="leave out the start-up costs")
     p.add_argument("--trace", action="store_true", help="also list the parent's events (turns, edges, ends)")
+    p.add_argument("--seed", type=int, default=500, help="the first grade's seed (then one more each grade)")
     args = p.parse_args(argv)
     cfg = config.load()
     trace = Trace() if args.trace else None
     out = []
     for r in range(args.runs):
-        report = engine.grade(args.submission, device=args.device, seed=500 + r, cfg=cfg)
+        report = engine.grade(args.submission, device=args.device, seed=args.seed + r, cfg=cfg)
         origin = min((c["began"] for c in report.children), default=0.0)
         out.append(f"### Grade {r + 1}: {report.score:g}/{report.max_score:g} in {report.seconds:.1f} s\n\n"
                    f"breakdown: {report.timing}\n\n" + timeline(report)
