@@ -14,7 +14,7 @@ import pytest
 from autograder import engine, stages
 from autograder.checks import bank_conflicts, data_reuse, races
 from autograder.checks.titles import title as tools_title
-from autograder.gpu import tools
+from autograder.gpu import ncu_together, tools
 from checkkit import child_result
 from conftest import failed, mutate, passed
 
@@ -96,7 +96,7 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
     hold, no stage gets a part (each is profiled again on its own)."""
     log = ncu_log([(0, LOADS, 100), (1, LOADS, 10), (1, bank_conflicts.NCU_METRICS[0], 3), (2, LOADS, 20)])
     ran = child_result({"shapes": [{"launches": 1}, {"launches": 2}]})
-    (first, first_log), (second, second_log) = tools.split_ncu(ran, log, [True, True])
+    (first, first_log), (second, second_log) = ncu_together.split_ncu(ran, log, [True, True])
     one, two = tools.ncu_facts(first, first_log), tools.ncu_facts(second, second_log)
     assert (one[LOADS], one["kernels"], one[bank_conflicts.NCU_METRICS[0]]) == (100, 1, 0)
     assert (two[LOADS], two["kernels"], two[bank_conflicts.NCU_METRICS[0]]) == (30, 2, 3)
@@ -106,18 +106,18 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
                                  ({"shapes": [{"launches": 1}, {"error": {"kind": "launch"}}]}, "", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "killed", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "", "")):
-        assert tools.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
+        assert ncu_together.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
     # the runner's warm-up kernel (launched before any plan existed) is the log's first row: left out by position,
     # never by name (a student's kernel may bear any name)
     warm = ncu_log([(0, LOADS, 9999), (1, LOADS, 100), (2, LOADS, 10), (3, LOADS, 20)])
-    (first, first_log), (second, second_log) = tools.split_ncu(ran, warm, [True, True], skip=1)
+    (first, first_log), (second, second_log) = ncu_together.split_ncu(ran, warm, [True, True], skip=1)
     assert tools.ncu_facts(first, first_log)[LOADS] == 100 and tools.ncu_facts(second, second_log)[LOADS] == 30
-    assert tools.split_ncu(ran, warm, [True, True]) == [None, None], "an unaccounted kernel voids the split"
+    assert ncu_together.split_ncu(ran, warm, [True, True]) == [None, None], "an unaccounted kernel voids the split"
     # a stage whose build failed took part with no launches: the others' parts still hold
     ran = child_result({"shapes": [{"launches": 0}, {"launches": 3}]})
-    none, (third, third_log) = tools.split_ncu(ran, log, [False, True])
+    none, (third, third_log) = ncu_together.split_ncu(ran, log, [False, True])
     assert none is None and tools.ncu_facts(third, third_log)[LOADS] == 130
-    assert tools.split_ncu(ran, log, [True, True]) == [None, None]
+    assert ncu_together.split_ncu(ran, log, [True, True]) == [None, None]
 
 
 def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
@@ -153,7 +153,7 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
                  "count": count}, ""),
             run=run)
     timing = threading.Lock()
-    together = tools.NcuTogether(timing)
+    together = ncu_together.NcuTogether(timing)
     futures = [together.join(grader(name, why), np.random.default_rng(i)) for i, (name, why) in
                enumerate((("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built")))]
     timing.acquire()  # a speed check times

@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import config as config_mod
 from .. import sandbox
-from ..gpu.tools import NcuTogether, gpu_available, join_ncu
+from ..gpu.ncu_together import NcuTogether, join_ncu
+from ..gpu.tools import gpu_available
 from ..submission import collect
 from .judge import Later
 from .kernels import grader_folder

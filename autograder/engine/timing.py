@@ -56,7 +56,7 @@ class SharedGpu:
         # them (12.6 ms x 18 runs of the naive reference at N = 2048 each time otherwise)
         self.references = {}
         # held from a timing's watch start until its child ended: the grade's other GPU work that may still come
-        # then (a stage ncu profiles again on its own, gpu/tools.NcuTogether) waits for it
+        # then (a stage ncu profiles again on its own, gpu/ncu_together.py) waits for it
         self.lock = threading.Lock()
 
 
