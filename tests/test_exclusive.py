@@ -236,6 +236,30 @@ def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     assert runs == ["tiled", "tiled", "fast"] and time.monotonic() - started < 0.5, "one retry in the grade"
 
 
+def test_a_wrong_kernel_fails_speed_also_on_a_gpu_found_shared(smi, cfg):
+    """An earlier stage of the grade found the GPU shared; a stage whose correctness failed is refused at its first
+    turn, before any CUDA context, and its speed check fails for its own kernel: it is not skipped as the GPU's."""
+    from autograder.engine import timing
+    from autograder.engine.report import Check
+    shared = timing.SharedGpu()
+    shared.why = "not gradable: the GPU was shared with another process when stage naive's speed check timed"
+    asked = []
+
+    def run(job, inputs, timeout=None, what="", turn=None):
+        asked.append(len(turn))
+        why = take_turns(turn)
+        return sandbox.ChildResult(problem=why, cancelled=True)
+    g = types.SimpleNamespace(cfg={**cfg, "speed": {**cfg["speed"], "n": 64}},
+                              stage=types.SimpleNamespace(name="tiled", challenge=False), rng=np.random.default_rng(0),
+                              run=run, gate_reason=lambda key: "not run: the correctness check failed",
+                              work_timeout=lambda flops: 30, shared_gpu=shared,
+                              runner_job=lambda task, shapes, **kw: ({"task": task, "device": "gpu", **kw}, ""),
+                              check=lambda key, title, share=1.0: Check("tiled", key, title, 2))
+    check = timing.judge(g)
+    assert check.status == "failed" and check.max_score == 2, (check.status, check.output)
+    assert "correctness check failed" in check.output and asked == [2]
+
+
 def test_a_grade_times_each_reference_once_per_size(smi, cfg):
     """The naive reference takes 12.6 ms a run at N = 2048 and four stages compare with it: the first speed check of
     a grade times it (its runs product-checked, the GPU the grader's alone); the later checks with that reference

@@ -182,6 +182,9 @@ def _run(g, plan, turn):
                     seen.lock.release()
                     held.clear()
             if attempt not in watch:  # refused its turn: not run, or not prepared in time, or the GPU is shared
+                gate = g.gate_reason("speed")
+                if gate:  # a wrong kernel fails speed, also on a GPU found shared
+                    return check.verdict(False, gate)
                 if seen is not None and seen.why:
                     return check.skip(seen.why)
                 return check.verdict(False, result.problem)
