@@ -24,6 +24,7 @@ import argparse
 import datetime
 import glob
 import json
+from importlib import metadata
 import os
 import platform
 import shutil
@@ -90,16 +91,13 @@ def spin_kernel(C, iterations):
 
 
 def environment():
+    """The machine and the versions, read from the installed distributions: importing CuPy here would load the CUDA
+    driver into the process that starts every grade's GPU children (and numpy before the grader, BENCHMARKS.md)."""
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
-    import numba
-    import numba_cuda
-    versions = f"numba {numba.__version__}, numba-cuda {numba_cuda.__version__}, numpy {np.__version__}"
-    try:
-        import cupy
-        versions += f", cupy {cupy.__version__}"
-    except Exception:
-        pass
+    installed = {(d.metadata["Name"] or "").lower(): d.version for d in metadata.distributions()}
+    names = ["numba", "numba-cuda", "numpy"] + sorted(n for n in installed if n.startswith("cupy"))
+    versions = ", ".join(f"{n} {installed[n]}" for n in names if n in installed)
     tools = []
     for tool in ("compute-sanitizer", "ncu"):
         path = find_tool(tool)
@@ -122,7 +120,14 @@ def part_tests():
 
 
 def part_ladder(n):
-    rows = ladder.measure(n, 10)
+    """The ladder in a process of its own: its CUDA contexts (numba's, CuPy's) would otherwise stay on the GPU, held by
+    this process, beside every later part's speed checks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "ladder.json")
+        subprocess.run([sys.executable, "-m", "tools.ladder", "--n", str(n), "--repeats", "10", "--json", out],
+                       cwd=ROOT, check=True)
+        with open(out) as f:
+            rows = json.load(f)
     return f"### Optimisation ladder, N={n}\n\n" + ladder.table(rows, n) + "\n", rows
 
 
@@ -135,25 +140,35 @@ def _speed_once(path, stage, cfg, seed):
     return check, getattr(g, "speed", None)
 
 
-def _calibrate_spin():
-    """Milliseconds per iteration of spin_kernel, measured here."""
-    from numba import cuda, float32, uint32
-    ns = {"cuda": cuda, "float32": float32, "uint32": uint32}
-    exec(SPIN_TEMPLATE, ns)
-    C = cuda.device_array((1, 1), np.float32)
-    start, end = cuda.event(), cuda.event()
-    points = []
-    for iters in (20000, 200000):
+CALIBRATE_SCRIPT = """
+import json, statistics
+import numpy as np
+from numba import cuda, float32, uint32
+ns = {"cuda": cuda, "float32": float32, "uint32": uint32}
+exec(%r, ns)
+C = cuda.device_array((1, 1), np.float32)
+start, end = cuda.event(), cuda.event()
+points = []
+for iters in (20000, 200000):
+    ns["spin_kernel"][1, 1](C, iters)
+    times = []
+    for _ in range(5):
+        start.record()
         ns["spin_kernel"][1, 1](C, iters)
-        times = []
-        for _ in range(5):
-            start.record()
-            ns["spin_kernel"][1, 1](C, iters)
-            end.record()
-            end.synchronize()
-            times.append(cuda.event_elapsed_time(start, end))
-        points.append((iters, statistics.median(times)))
-    (i0, t0), (i1, t1) = points
+        end.record()
+        end.synchronize()
+        times.append(cuda.event_elapsed_time(start, end))
+    points.append((iters, statistics.median(times)))
+print(json.dumps(points))
+"""
+
+
+def _calibrate_spin():
+    """Milliseconds per iteration of spin_kernel, measured in a process of its own (this one never holds a CUDA
+    context: the speed checks it starts would time beside it)."""
+    out = subprocess.run([sys.executable, "-c", CALIBRATE_SCRIPT % SPIN_TEMPLATE], capture_output=True, text=True,
+                         check=True).stdout
+    (i0, t0), (i1, t1) = json.loads(out.strip().splitlines()[-1])
     slope = (t1 - t0) / (i1 - i0)
     return slope, t0 - slope * i0
 
