@@ -1,8 +1,9 @@
 """Student files never crash, hang or mislead the trusted parent (autograder/reading): a notebook of deeply nested
 JSON, a list as an nbgrader grade_id, a FIFO, a link out of the folder and U+2028 in a cell, each through the real
-command line and through a class run (python -m course.grade_class) on a one-student course. The run completes, the
-student gets a row, nothing is booked as the grader's failure or flagged for a re-grade, and a note names the file.
-No grading child runs: the stages here are stubs, lose a deleted cell, or break the kernel-module grammar."""
+command line and through a class run (python -m course.grade_class) on a course with one student per example (one
+run for all of them: each run costs seconds of start-up and gradebook). The run completes, each student gets a row,
+nothing is booked as the grader's failure or flagged for a re-grade, and a note names the file. No grading child
+runs: the stages here are stubs, lose a deleted cell, or break the kernel-module grammar."""
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from coursekit import once_per_session
 
 DEMO = os.path.join(ROOT, "demo_course", "submitted", "ada", "matmul")
 ASSIGNMENT = "matmul"
@@ -138,25 +140,49 @@ def test_student_files_through_the_command_line(tmp_path, example):
     check_outcome(example, json.loads(out.read_text()), file, why)
 
 
+def student_of(example):
+    """The student whose submission holds this example in the shared class run."""
+    return "zed" + example.replace("_", "")
+
+
+@pytest.fixture(scope="session")
+def class_run(tmp_path_factory):
+    """One class run (python -m course.grade_class) of a course with one student per example, built once per test
+    session and shared by xdist workers: (course folder, {example: (file, why)}, the run's CompletedProcess)."""
+    def build(folder):
+        course = folder / "course"
+        examples = {}
+        for example, make in EXAMPLES.items():
+            student = course / "submitted" / student_of(example) / ASSIGNMENT
+            student.mkdir(parents=True)
+            examples[example] = make(str(student))
+        run = subprocess.run([sys.executable, "-m", "course.grade_class", str(course), "--device", "sim"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=400)
+        (folder / "run.json").write_text(json.dumps({"returncode": run.returncode, "stdout": run.stdout,
+                                                     "stderr": run.stderr, "examples": examples}))
+    folder = once_per_session(tmp_path_factory, "reading-class-run", build)
+    data = json.loads((folder / "run.json").read_text())
+    run = subprocess.CompletedProcess([], data["returncode"], data["stdout"], data["stderr"])
+    return folder / "course", {k: tuple(v) for k, v in data["examples"].items()}, run
+
+
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_student_files_through_a_class_run(tmp_path, example):
-    course = tmp_path / "course"
-    folder = course / "submitted" / "zed" / ASSIGNMENT
-    folder.mkdir(parents=True)
-    file, why = EXAMPLES[example](str(folder))
-    run = subprocess.run([sys.executable, "-m", "course.grade_class", str(course), "--device", "sim"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=400)
+def test_student_files_through_a_class_run(class_run, example):
+    course, examples, run = class_run
+    student = student_of(example)
+    folder = course / "submitted" / student / ASSIGNMENT
+    file, why = examples[example]
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert "could not be graded" not in run.stdout
-    results = json.loads((course / "feedback" / "zed" / ASSIGNMENT / "results.json").read_text())
+    results = json.loads((course / "feedback" / student / ASSIGNMENT / "results.json").read_text())
     record = results["extra_data"]["course"]
     assert not record["grading_key"].startswith("retry:")
     assert not any(p.startswith("not gradable: the grader itself failed") for p in record["problems"]), record
     rows = list(open(course / "grades.csv", encoding="utf-8"))
-    zed = next(r for r in rows if r.startswith("zed,"))
-    assert "RE-GRADE" not in zed and file in zed
+    row = next(r for r in rows if r.startswith(f"{student},"))
+    assert "RE-GRADE" not in row and file in row
     check_outcome(example, results, file, why)
-    autograded = course / "autograded" / "zed" / ASSIGNMENT
+    autograded = course / "autograded" / student / ASSIGNMENT
     for name in os.listdir(folder):  # formgrader's copy: regular files only, never a link's target or a FIFO
         copied = autograded / name
         assert not copied.exists() or (os.path.isfile(folder / name) and not os.path.islink(folder / name))

@@ -136,22 +136,27 @@ def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_t
     with open(os.path.join(course, "autograder.toml"), "a", encoding="utf-8") as f:
         f.write("\n[slurm]\ncpus_per_task = 1\n")  # two tasks at once on the 2-core test node
 
-    # 1. submit the class; cancel the first task while it grades (as a dying node would end it)
+    # 1. submit the class; cancel eve's task while it grades (as a dying node would end it). eve's is the last task
+    # to start and the longest (her kernel never ends for K = 1, which holds the task for the course's 25 s check
+    # limit): cancelled, it no longer keeps the array running alone on one core for half a minute
     first = grade(course, timeout=300)
     assert first.returncode == 0, first.stdout + first.stderr
     job = re.search(r"submitted job array (\d+): 5 tasks", first.stdout).group(1)
     assert "submitted the collecting job" in first.stdout
-    log0 = os.path.join(course, ".grading", ASSIGNMENT, "slurm", "logs", f"{job}_0.out")
-    wait_until(lambda: os.path.exists(log0) and "grading ada" in open(log0).read(), 300, "task 0 to start grading")
-    time.sleep(3)  # well inside the grading of ada (about 30 s)
-    subprocess.run(["scancel", f"{job}_0"], check=True, timeout=60)
+    slurm_dir = os.path.join(course, ".grading", ASSIGNMENT, "slurm")
+    with open(glob.glob(os.path.join(slurm_dir, "tasks-*.json"))[0], encoding="utf-8") as f:
+        index = json.load(f).index(["eve"])
+    log = os.path.join(slurm_dir, "logs", f"{job}_{index}.out")
+    wait_until(lambda: os.path.exists(log) and "grading eve" in open(log).read(), 300, f"task {index} to start grading")
+    time.sleep(3)  # well inside the grading of eve (about 30 s: the never-ending check runs to its limit)
+    subprocess.run(["scancel", f"{job}_{index}"], check=True, timeout=60)
     wait_until(lambda: not squeue("-t", "PD,R,CG,CF"), 900, "the array and the collecting job to end")
-    assert "graded ada" not in open(log0).read()
-    # the dependent collecting job stored everyone but ada
-    assert sorted(r["student"] for r in csv_rows(course)) == ["bob", "cy", "dee", "eve"]
-    assert not os.path.exists(os.path.join(course, "feedback", "ada", ASSIGNMENT, "results.json"))
+    assert "graded eve" not in open(log).read()
+    # the dependent collecting job stored everyone but eve
+    assert sorted(r["student"] for r in csv_rows(course)) == ["ada", "bob", "cy", "dee"]
+    assert not os.path.exists(os.path.join(course, "feedback", "eve", ASSIGNMENT, "results.json"))
 
-    # 2. the same command again: lists the cancelled task, submits ada alone (on both cores: [slurm]
+    # 2. the same command again: lists the cancelled task, submits eve alone (on both cores: [slurm]
     # settings are not part of the grading key), waits and collects here
     toml = os.path.join(course, "autograder.toml")
     with open(toml, encoding="utf-8") as f:
@@ -160,7 +165,7 @@ def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_t
         f.write(text.replace("cpus_per_task = 1", "cpus_per_task = 2"))
     second = grade(course, "--wait")
     assert second.returncode == 0, second.stdout + second.stderr
-    assert re.search(rf"ada: task {job}_0 CANCELLED", second.stdout), second.stdout
+    assert re.search(rf"eve: task {job}_{index} CANCELLED", second.stdout), second.stdout
     assert "4 graded" in second.stdout and "1 to submit" in second.stdout and "1 tasks" in second.stdout
 
     # every student graded exactly once over all tasks; none lost
