@@ -1,7 +1,8 @@
 """The contract between the trusted parent and its children, as data: the launch plan's shapes (what a plan may
 name), the shape of every child's report (checked before anything is judged), the guard pattern around the
-operands, and how an error under student code is reported. It imports nothing of the grader: the build side, the
-runner side, the simulator and the parent all read it, and none of them needs another to read it.
+operands, how an error under student code is reported, and the fill that makes the timed inputs from their seeds
+(rebuilt here, with NumPy, by the parent). It imports nothing of the grader: the build side, the runner side, the
+simulator and the parent all read it, and none of them needs another to read it.
 
 A child's result file is data written by a process that ran student code. The parent reads it without pickle
 and checks its nonce (sandbox/run.py); here it checks that every fact has the type the judges expect (finite
@@ -189,3 +190,26 @@ def describe_error(exc, student_path):
     if isinstance(exc, IndexError):
         kind = "index_error"
     return {"kind": kind, "message": f"{type(exc).__name__}: {str(exc)[:800]}{where}"}
+
+
+MASK32 = 0xFFFFFFFF
+
+
+def fill_uniform_host(rows, cols, seed):
+    """The same numbers as runner/references.fill_uniform makes on the GPU, computed with NumPy: the timed inputs are
+    part of the contract, rebuilt from their seeds by the parent (checks/speed.py) without numba.
+
+    32-bit unsigned arithmetic wraps exactly as the kernel's masked 64-bit steps do, for any seed in
+    [0, 2**63): the product seed * 97531 is reduced modulo 2**32 first, as the kernel's mask does.
+    """
+    h = np.arange(rows * cols, dtype=np.uint32)
+    h *= np.uint32(2654435761)
+    h += np.uint32((int(seed) * 97531) & MASK32)
+    h ^= h >> np.uint32(15)
+    h *= np.uint32(2246822519)
+    h ^= h >> np.uint32(13)
+    h >>= np.uint32(8)
+    out = h.astype(np.float32)
+    out *= np.float32(1.0 / 8388608.0)
+    out -= np.float32(1.0)
+    return out.reshape(rows, cols)

@@ -3,7 +3,7 @@
 The simulator runs kernels as Python, so it ran what no GPU compiler accepts: a second kernel that uses NumPy
 objects, a device helper declared with device=1 (which the grammar took for a kernel). The compile child now
 records the launcher at the stage's shapes and compiles every launched kernel with the device functions it calls
-(build/task.py, the GPU tier's build); one that the compiler rejects fails the compile check, named, and no check
+(builder/task.py, the GPU tier's build); one that the compiler rejects fails the compile check, named, and no check
 judged from running the module runs: the simulator runs only the plan the build compiled. The GPU tier's build child, which needs no
 GPU, is checked here too; on a GPU machine the whole GPU tier.
 """

@@ -267,7 +267,7 @@ def test_a_grade_times_each_reference_once_per_size(smi, cfg):
     from autograder.engine import timing
     from autograder.engine.report import Check
     from autograder import protocol
-    from autograder.runner.references import fill_uniform_host
+    from autograder.protocol import fill_uniform_host
     smi.apps("")
     c = {**cfg, "speed": {**cfg["speed"], "n": 64, "repeats": 3, "exclusive_poll_s": 0.05,
                           "exclusive_settle_s": 0.2}}

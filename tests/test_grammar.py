@@ -206,7 +206,7 @@ def test_what_a_tutorial_launcher_does_passes(lines):
 RECORD = r"""
 import types
 from numba import cuda
-from autograder.build import launches as L
+from autograder.builder import launches as L
 def real():  # as in the GPU tier's build child, where no GPU answers
     raise RuntimeError("CUDA driver library cannot be found")
 cuda.synchronize = real

@@ -4,7 +4,7 @@ conflicts and data reuse.
 Each kernel runs in a subprocess with NUMBA_ENABLE_CUDASIM=1 (the flag must be
 set before numba is imported, and this test process may not have it). A small
 driver loads the module by path, records its launches with
-autograder.build.launches.record_launches, runs autograder.sim.instrument.run_instrumented and
+autograder.builder.launches.record_launches, runs autograder.sim.instrument.run_instrumented and
 prints the facts plus the error of C against a float64 reference as JSON; the
 tests then call the judge functions here, in a process without the simulator,
 as the grader's parent does. The drivers run up front, two at a time, several
@@ -84,7 +84,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda.simulator import kernel as sk, kernelapi as ka
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-from autograder.build import launches as L
+from autograder.builder import launches as L
 from autograder.sim.instrument import run_instrumented
 
 def hooks():

@@ -33,7 +33,7 @@ def test_the_simulator_never_calls_the_launcher(grade_text, tmp_path):
 
 TYPED = r"""
 import json, sys
-from autograder.build.task import plan_shape, stand_in
+from autograder.builder.task import plan_shape, stand_in
 from autograder.child.entry import load_student_module
 stand_in([9, 0])
 module = load_student_module(sys.argv[1], "s3_tiled_general")

@@ -1,4 +1,4 @@
-"""The GPU tier's kernels as data, without a GPU: the build child (autograder/build/task.py), the parent's checks
+"""The GPU tier's kernels as data, without a GPU: the build child (autograder/builder/task.py), the parent's checks
 of what it reports (autograder/sandbox/plan.py) and the PTX linking a runner does (autograder/runner/plan_launch.py).
 
 The build child is the one GPU-tier child that imports student code; it needs no GPU, so it runs here for real,

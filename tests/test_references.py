@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from autograder.runner.references import fill_uniform_host
+from autograder.protocol import fill_uniform_host
 from conftest import ROOT
 
 DRIVER = """

@@ -12,7 +12,7 @@ import pytest
 
 from autograder import sandbox, stages
 from autograder.checks import speed
-from autograder.runner.references import fill_uniform_host
+from autograder.protocol import fill_uniform_host
 from autograder.engine.report import Check, Report, to_gradescope
 from conftest import ROOT
 
@@ -317,7 +317,8 @@ job = {"n": n, "launcher": "matmul_tiled", "kernel": "matmul_tiled_kernel", "inp
        "reference": "naive_coalesced", "seeds": seeds, "warmup": 1, "flush_floats": 256, "leaderboard": None,
        "plan": [{"kernel": 0, "grid": [1, 1, 1], "block": [16, 16, 1], "shared": 0, "args": ["A", "B", "C"]}],
        "kernel_names": ["matmul_tiled_kernel"], "time_reference": os.environ.get("TIME_REFERENCE") != "0"}
-facts, arrays = timing.task_speed(job, None, module)
+from autograder.sim.plans import speed_launches
+facts, arrays = timing.task_speed(job, None, speed_launches(job, module))
 E = speed.expected_projections(n, seeds, X)
 print(json.dumps({name: speed.judge_runs(speed.projection_errors(arrays["P_" + name], E), 1e-5,
                                          facts["timings"][name]["past_end"]) for name in facts["timings"]}))

@@ -285,7 +285,7 @@ sys.path.insert(0, sys.argv[2])
 cuda.current_context()
 if sys.argv[3] == "compiled":  # as a prepared timing child: kernels loaded, 256 MB allocated, then idle
     from autograder.runner.references import transposed_unpadded_kernel, naive_coalesced_kernel
-    from autograder.build.launches import compile_for
+    from autograder.builder.launches import compile_for
     a = cuda.device_array((64, 64), np.float32)
     compile_for(transposed_unpadded_kernel, a, a, a)
     compile_for(naive_coalesced_kernel, a, a, a)

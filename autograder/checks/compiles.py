@@ -1,7 +1,7 @@
 """Trusted parent side: the kernel is a CUDA kernel that compiles for the real GPU target (PTX facts from a child).
 
 In both tiers the compile child records the launcher at the stage's shapes and compiles every kernel it launches,
-for the arguments it launches it with, and every device function those kernels call (build/task.py). One that the
+for the arguments it launches it with, and every device function those kernels call (builder/task.py). One that the
 GPU compiler rejects fails this check, naming it; and since the simulator runs only the plan the build compiled, no
 check judged from running the module (correctness, the simulator's instruments) runs for it either."""
 from . import child_problem

@@ -29,7 +29,7 @@ def draw_secrets(rng, n, runs):
 
 def expected_projection(n, seed_a, seed_b, X):
     """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds."""
-    from ..runner.references import fill_uniform_host
+    from ..protocol import fill_uniform_host
     BX = fill_uniform_host(n, n, seed_b).astype(np.float64) @ X
     return fill_uniform_host(n, n, seed_a).astype(np.float64) @ BX
 

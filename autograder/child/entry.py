@@ -96,12 +96,12 @@ def main():
             pass
         else:
             if job["device"] == "ptx":  # the build child, or the simulator tier's compile child: no GPU
-                from autograder.build.task import stand_in
+                from autograder.builder.task import stand_in
                 stand_in(job["cc"])
             module = load_student_module(job["module_path"], job["module"])
         loaded = time.perf_counter()
     except Exception as exc:
-        from autograder.build.task import compile_error_facts, compiler_error
+        from autograder.builder.task import compile_error_facts, compiler_error
         if job["device"] == "ptx" and compiler_error(exc):
             facts.update(compile_error_facts(exc))  # an explicit signature, compiled at import as on a GPU
         else:
@@ -140,9 +140,13 @@ def main():
                                                    for i, s in enumerate(facts["shapes"])}}
             elif job["task"] == "speed":
                 from autograder.runner import timing
-                facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), module)
+                launches = None
+                if module is not None:  # the simulator: the plan with the module's kernels
+                    from autograder.sim.plans import speed_launches
+                    launches = speed_launches(job, module)
+                facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), launches)
             elif job["task"] == "build":
-                from autograder.build.task import task_build
+                from autograder.builder.task import task_build
                 facts, arrays = task_build(job, module)
             else:
                 raise ValueError(f"unknown task {job['task']!r}")

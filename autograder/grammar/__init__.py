@@ -10,7 +10,7 @@ An allowlist, not a denylist. A kernel module may hold:
   API, ``math``, dtypes, a few builtins and the module's device functions;
 - plain functions (launchers and their helpers) that read ``.shape``/``.size``/``.dtype`` of their arguments,
   compute a grid (``math.ceil`` or ``np.ceil``), launch kernels as ``kernel[grid, block](A, B, C)`` and may call
-  ``cuda.synchronize()`` (a no-op while the grader records the launches: build/launches.py);
+  ``cuda.synchronize()`` (a no-op while the grader records the launches: builder/launches.py);
 - a student's own test under ``if __name__ == "__main__":`` (that exact test, no ``else``), which is not read:
   grading children import the module under its stage's name, so the block never runs there.
 Every attribute is allowed by name for the kind of object it is read from; every name must be defined

@@ -42,7 +42,7 @@ PATHS.update({f"numba.cuda.{n}": "kernel" for n in CUDA_CALLS | VECTOR_TYPES | s
 PATHS.update({f"numba.cuda.{d}.{a}": "kernel" for d in DIM3 for a in "xyz"})
 PATHS.update({f"numba.cuda.atomic.{n}": "kernel" for n in ATOMICS})
 # "host": called in a launcher or a constant only (np.ceil for a grid); "sync": called as cuda.synchronize() in a
-# launcher only, which waits for nothing while the grader records the launches (build/launches.py).
+# launcher only, which waits for nothing while the grader records the launches (builder/launches.py).
 PATHS.update({"numpy.ceil": "host", "numpy.floor": "host", "numba.cuda.synchronize": "sync"})
 MODULES = {"math", "numpy", "numba", "numba.cuda", "numba.types"}
 

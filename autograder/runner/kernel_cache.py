@@ -6,7 +6,7 @@ compiled once per grading process, by a child that runs no student code, into
 a folder the parent names (Numba's own cache format); every timing child sees
 that folder read-only, so a submission cannot replace the kernel it is timed
 against. The student's kernels are not cached here: the GPU tier's build child
-compiles them once, to PTX (build/task.py).
+compiles them once, to PTX (builder/task.py).
 
 A missing, stale or unreadable entry only means the kernel is compiled again.
 """

@@ -4,7 +4,7 @@ checked plan (sandbox/plan.py) on the runner's own A, B and C.
 This is the one place that relies on numba-cuda 0.30.4's internals (pinned; tests/test_gpu_plan.py compares a
 plan launch with numba's own launch of the same kernel, bit for bit, for every solution):
 
-- the PTX (after link-time optimisation, as numba links it: build/task.py) is loaded with
+- the PTX (after link-time optimisation, as numba links it: builder/task.py) is loaded with
   ``Context.create_module_ptx``, the driver's JIT, and its entry found with ``get_function``. On an H100 that
   gives the machine code numba's own LTO link gives (the same registers; stage 2 at 2.18 ms against numba's
   2.17 ms), where linking the same PTX again with nvJitLink gave 31 registers instead of 32 and 2.70 ms

@@ -1,5 +1,5 @@
 """Untrusted side (grading child): reference kernels the speed checks time against, in the same run on the same
-GPU, and the input fills (``fill_uniform_host`` rebuilds them in the parent).
+GPU, and the input fills (``protocol.fill_uniform_host`` rebuilds them in the parent).
 
 They live here, not in student files. ``naive_coalesced`` is the textbook
 naive kernel with x along the columns of C; ``transposed_unpadded`` is the
@@ -9,6 +9,8 @@ read of its B tile).
 import math
 
 from numba import cuda, float32, float64, uint64
+
+from autograder.protocol import MASK32, fill_uniform_host  # noqa: F401 (the fill's host twin: the parent's side)
 
 BLOCK = 16
 TILE = 32
@@ -61,9 +63,6 @@ transposed_unpadded.kernel = transposed_unpadded_kernel
 REFERENCES = {"naive_coalesced": naive_coalesced, "transposed_unpadded": transposed_unpadded}
 
 
-MASK32 = 0xFFFFFFFF
-
-
 @cuda.jit
 def fill_uniform_kernel(X, seed):
     """X[i, j] = a 32-bit hash of (i * cols + j, seed) mapped to [-1, 1): fresh inputs made on the GPU.
@@ -81,26 +80,6 @@ def fill_uniform_kernel(X, seed):
 
 def fill_uniform(X, seed):
     fill_uniform_kernel[(math.ceil(X.shape[0] / 16), math.ceil(X.shape[1] / 16)), (16, 16)](X, seed)
-
-
-def fill_uniform_host(rows, cols, seed):
-    """The same numbers as fill_uniform, computed with NumPy (for the parent's reference).
-
-    32-bit unsigned arithmetic wraps exactly as the kernel's masked 64-bit steps do, for any seed in
-    [0, 2**63): the product seed * 97531 is reduced modulo 2**32 first, as the kernel's mask does.
-    """
-    import numpy as np
-    h = np.arange(rows * cols, dtype=np.uint32)
-    h *= np.uint32(2654435761)
-    h += np.uint32((int(seed) * 97531) & MASK32)
-    h ^= h >> np.uint32(15)
-    h *= np.uint32(2246822519)
-    h ^= h >> np.uint32(13)
-    h >>= np.uint32(8)
-    out = h.astype(np.float32)
-    out *= np.float32(1.0 / 8388608.0)
-    out -= np.float32(1.0)
-    return out.reshape(rows, cols)
 
 
 @cuda.jit

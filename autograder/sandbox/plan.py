@@ -1,6 +1,6 @@
 """Trusted parent side: the build child's kernels and launch plans, checked before any runner loads them.
 
-The build child ran student code (build/task.py), so everything it reports is data from an untrusted process.
+The build child ran student code (builder/task.py), so everything it reports is data from an untrusted process.
 A runner (runner/plan_launch.py) loads only what passes here:
 
 - kernels: at most MAX_KERNELS, each PTX a module for a 64-bit target that declares the named entry, with

@@ -2,7 +2,7 @@
 
 A self-check cell calls ``check("tiled")``. It finds the stage's kernel and
 launcher in the notebook's globals and runs them the way the grader does
-(autograder/build/launches.py: record the launches, check they use only A, B, C,
+(autograder/builder/launches.py: record the launches, check they use only A, B, C,
 replay them on fresh arrays) on the stage's simulator shapes, and explains a
 wrong result with autograder/checks/correct.py. In the simulator it also replays one
 launch with the simulator's instruments (autograder/sim) on (races, bank conflicts, global loads)

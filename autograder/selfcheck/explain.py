@@ -2,7 +2,7 @@
 import traceback
 import types
 
-from ..build import launches as L
+from ..builder import launches as L
 
 
 def _cell_files(namespace):

@@ -4,7 +4,7 @@ import sys
 import textwrap
 import types
 
-from ..build import launches as L
+from ..builder import launches as L
 from ..reading.source import renumber_cells
 
 

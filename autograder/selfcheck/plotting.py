@@ -3,7 +3,7 @@
 A part of _Run (run.py); autograder/figures.py draws the figures. Nothing here grades.
 """
 from .. import figures
-from ..build import launches as L
+from ..builder import launches as L
 from .explain import _explain
 
 GPU_SIZES = (256, 512, 1024, 2048)     # square N of the timing plot on a GPU

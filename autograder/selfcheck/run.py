@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from .. import config as config_mod
-from ..build import launches as L
+from ..builder import launches as L
 from ..grammar import violations
 from ..runner.run import device_output
 from ..scan import unimplemented

@@ -15,7 +15,7 @@ def run_instrumented(launches, A, B, C, job) -> dict:
     """Replay `launches` in the simulator with instruments on; return JSON-serialisable facts.
 
     `launches` are the recorded (name, kernel, config, args) tuples of
-    autograder/build/launches.py; each runs as ``kernel[config](*args)`` exactly as
+    autograder/builder/launches.py; each runs as ``kernel[config](*args)`` exactly as
     ``replay`` would, so C ends up as a plain replay leaves it. A and B are
     the grader's device arrays (their element loads are counted), C the
     output. ``job["module_path"]`` is the student's file; access lines are

@@ -1,7 +1,7 @@
 """Simulator side (beside student code): run the build's checked plans in Numba's simulator. The kernels are looked up
 by name in the module; the launcher never runs here (the build child alone called it), so what the simulator runs is
 the program the build compiled."""
-from autograder.build.launches import replay
+from autograder.builder.launches import replay
 from autograder.protocol import LaunchError
 
 
@@ -52,3 +52,12 @@ def execute(job):
         from autograder.sim.writes import run_tracked
         run_tracked(run, C, job, shape_facts)  # stores to C by two threads (lost updates)
     return tracked
+
+
+def speed_launches(job, module):
+    """The timing task's student launches in the simulator (runner/timing.task_speed): `(plan, ops)` -> a callable
+    that runs that plan on the operands, with the module's kernels looked up by name."""
+    def launches(plan, ops):
+        source = SimPlanLaunches({"plans": [{"launches": plan}], "kernels": job["kernel_names"]}, module)
+        return source.prepare(0, ops.A, ops.B, ops.C)[0]
+    return launches

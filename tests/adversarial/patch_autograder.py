@@ -4,10 +4,10 @@ the grading child, the grader judges in its own process: correctness fails."""
 from numba import cuda
 
 import autograder.checks.correct
-import autograder.build.launches
+import autograder.builder.launches
 
 autograder.checks.correct.check_output = lambda *args, **kwargs: (True, "all correct")
-autograder.build.launches.validate = lambda *args, **kwargs: None
+autograder.builder.launches.validate = lambda *args, **kwargs: None
 
 
 @cuda.jit

@@ -3,7 +3,7 @@ kernel module into data: PTX and a launch plan. It runs without a GPU.
 
 For every shape the stage will run (the correctness shapes, the GPU tools' sizes, the speed and leaderboard
 sizes), the launcher is called on stand-in device arrays of that shape with the kernels swapped for recorders
-(build/launches.py); each recorded launch then goes through numba's own dispatcher, which picks or compiles
+(builder/launches.py); each recorded launch then goes through numba's own dispatcher, which picks or compiles
 the kernel's specialisation for those arguments exactly as it would on the GPU, and hands it to a launch that
 records instead of running. What comes back, as plain data:
 
@@ -103,7 +103,7 @@ def stand_in_array(rows, cols):
 def _number(value, numba_type):
     """A launch's number argument as plan data, or raise LaunchError."""
     import math
-    from autograder.build.launches import LaunchError
+    from autograder.builder.launches import LaunchError
     name = str(numba_type)
     if name == "boolean":
         name = "bool"
@@ -125,7 +125,7 @@ def plan_shape(module, job, shape, specs, kernels_of, compile=True):
     Without `compile` (a machine with no CUDA compiler: the simulator tier still runs the plan) the specialisations
     are typed as numba would type them, with no PTX."""
     from numba.cuda import dispatcher
-    from autograder.build import launches as L
+    from autograder.builder import launches as L
     M, K, N = shape
     A, B, C = stand_in_array(M, K), stand_in_array(K, N), stand_in_array(M, N)
     recorded = L.record_launches(module, job["launcher"], A, B, C)
@@ -166,7 +166,7 @@ def plan_shape(module, job, shape, specs, kernels_of, compile=True):
 
 def _pack(name, args, numba_types, operands):
     """A launch's arguments as plan data: "A", "B", "C" for the grader's arrays, typed numbers otherwise."""
-    from autograder.build.launches import LaunchError
+    from autograder.builder.launches import LaunchError
     packed = []
     for arg, numba_type in zip(args, numba_types):
         operand = next((o for o, x in zip(OPERANDS, operands) if arg is x), None)
@@ -219,7 +219,7 @@ def task_build(job, module):
     kernel (the structure checks read its PTX): as first launched, or, where the launcher never launched it,
     compiled for the grader's arrays alone."""
     from numba import float32
-    from autograder.build.launches import LaunchError
+    from autograder.builder.launches import LaunchError
     from autograder.numba_objects import is_cuda_kernel
     kernel = getattr(module, job["kernel"], None)
     facts = {"defines_kernel": kernel is not None, "is_cuda_kernel": is_cuda_kernel(kernel),
