@@ -117,12 +117,21 @@ def _time_contenders(cuda, np, contenders, ops, X, seeds, warmup, flush):
     return stats, projections, l2_reset
 
 
+def _student(launches, loaded, plan, ops):
+    """The student's launches on `ops` as one callable: a GPU runner's checked plan from PTX, or, in the simulator
+    (where the timing logic is tested without a GPU), `launches(plan, ops)`, which the simulator child passes
+    (sim/plans.speed_launches: the same plan with the module's kernels looked up by name)."""
+    if launches is None:
+        from autograder.runner.plan_launch import launcher
+        return launcher(loaded, plan, ops.A, ops.B, ops.C)
+    return launches(plan, ops)
+
+
 def task_speed(job, turn=None, launches=None):
     """Wait for `turn()` (the parent's first go: the stage's correctness passed), prepare, wait for `turn()` again
     (the second: the GPU is the grader's alone), then time; None: at once. The child starts beside the stage's
-    correctness checks and imports meanwhile, but makes no CUDA context before the first go. The student's launches
-    are the checked plan from the build's PTX, or `launches(plan, ops)` where the simulator child passes its own
-    (sim/plans.speed_launches: the timing logic is tested without a GPU). Returns (facts, arrays)."""
+    correctness checks and imports meanwhile, but makes no CUDA context before the first go. Returns (facts,
+    arrays)."""
     import numpy as np
     from numba import cuda
     from autograder.runner.plan_launch import Loaded
@@ -136,18 +145,13 @@ def task_speed(job, turn=None, launches=None):
     n = job["n"]
     columns = job.get("projection_columns", 2)
     ops = _Operands(cuda, np, n, columns)
-    if launches is None:  # a GPU runner: the PTX linked and loaded before the parent's go
-        from autograder.runner.plan_launch import launcher
-        ptx = Loaded(job["kernels"])
-
-        def launches(plan, ops):
-            return launcher(ptx, plan, ops.A, ops.B, ops.C)
-    student = launches(job.get("plan"), ops)
+    loaded = Loaded(job["kernels"]) if launches is None else None  # linked and loaded before the parent's go
+    student = _student(launches, loaded, job.get("plan"), ops)
     reference = REFERENCES[job["reference"]]
     # 256 MB, several times any L2 (a test of this task in the simulator passes a small one)
     flush = cuda.device_array(job.get("flush_floats", 64 * 1024 * 1024), np.float32)
     kernels = _grader_kernels(ops, flush, [reference])
-    board = _Board(cuda, np, job, columns, lambda ops: launches(job["leaderboard"].get("plan"), ops)) \
+    board = _Board(cuda, np, job, columns, lambda ops: _student(launches, loaded, job["leaderboard"].get("plan"), ops)) \
         if job.get("leaderboard") else None
     loaded, compiled = _prepare_kernels(kernels, job.get("kernel_dirs", {}).get("grader"))
     clock.append(("prepared", time.perf_counter()))
