@@ -7,6 +7,7 @@ the parent. Read from the source (every import, also those inside functions), so
 - No import circle between two files; no file over 400 lines and no class over 250.
 """
 import ast
+import functools
 import glob
 import os
 
@@ -43,14 +44,19 @@ def imports(path):
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def files():
-    return sorted(glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True))
+    return tuple(sorted(glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True)))
+
+
+@functools.lru_cache(maxsize=None)
+def modules():
+    return frozenset(module_of(p) for p in files())
 
 
 def known(names):
     """The names that are modules or packages of autograder (not a function imported from one)."""
-    modules = {module_of(p) for p in files()}
-    return {n for n in names if n in modules}
+    return {n for n in names if n in modules()}
 
 
 def room(module):

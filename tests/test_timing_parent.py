@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WATCH = r'''
@@ -61,23 +63,24 @@ print(before, get())
 '''
 
 
-def test_a_script_that_imported_numpy_first_grades_with_one_blas_thread():
-    """numpy before the grader: OpenBLAS has started one busy-waiting thread per core, which the grader turns down."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    env["OMP_NUM_THREADS"] = "4"  # what OpenBLAS reads when OPENBLAS_NUM_THREADS is unset (capped by the cores)
+def blas_threads(env):
+    """(OpenBLAS's threads after numpy's import, after the grader's) in a fresh interpreter with `env`."""
     p = subprocess.run([sys.executable, "-c", BLAS_THREADS], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
     before, after = map(int, p.stdout.split())
+    return before, after
+
+
+def test_a_script_that_imported_numpy_first_grades_with_one_blas_thread():
+    """numpy before the grader: OpenBLAS has started one busy-waiting thread per core, which the grader turns down."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["OMP_NUM_THREADS"] = "4"  # what OpenBLAS reads when OPENBLAS_NUM_THREADS is unset (capped by the cores)
+    before, after = blas_threads(env)
     if before < 2:
-        import pytest
         pytest.skip("one core: OpenBLAS starts no thread to turn down")
     assert after == 1, f"numpy's OpenBLAS kept {after} threads after the grader's import"
 
 
 def test_a_blas_thread_count_the_user_chose_is_kept():
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
-    p = subprocess.run([sys.executable, "-c", BLAS_THREADS], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["2", "2"] or os.cpu_count() < 2, p.stdout
+    assert blas_threads(dict(os.environ, OPENBLAS_NUM_THREADS="2")) == (2, 2) or os.cpu_count() < 2
