@@ -17,6 +17,11 @@ CLASSROOM50_OUT ?= build/classroom50
 ROSTER ?=
 ASSIGNMENT ?= matmul
 DEADLINE ?=
+# `make grade-repos`: the template the tamper check compares with (kept in COURSE/template.json: give it once),
+# the forge whose push times decide the deadline (GITHUB_TOKEN or GITLAB_TOKEN), students to decide again.
+TEMPLATE ?=
+FORGE ?=
+REPIN ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help venv exercises test test-checks notebooks grade grade-repos release selfcheck-package template gpu-check clean
@@ -56,9 +61,10 @@ grade: $(STAMP)  ## grade every submission of COURSE (default demo_course) into 
 	$(PY) -m course.grade_class $(COURSE) $(if $(FORCE),--force) $(if $(GPUS),--gpus $(GPUS)) \
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--slurm) $(foreach s,$(STUDENT),--student $(s)) $(ARGS)
 
-grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=... CLASSROOM=... (or REPO_URL=...) [REF=submit-tag] [DRY_RUN=1]
+grade-repos: $(STAMP)  ## grade of record: ROSTER=roster.csv DEADLINE=... ORG=... CLASSROOM=... (or REPO_URL=...) TEMPLATE=DIR [FORGE=github] [REF=submit-tag] [DRY_RUN=1]
 	$(PY) -m course.grade_repos --roster "$(ROSTER)" --assignment "$(ASSIGNMENT)" --deadline "$(DEADLINE)" \
 		--course "$(or $(COURSE),build/$(ASSIGNMENT)-of-record)" $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
+		$(if $(TEMPLATE),--template "$(TEMPLATE)") $(if $(FORGE),--forge $(FORGE)) $(foreach s,$(REPIN),--repin $(s)) \
 		$(if $(ORG),--org "$(ORG)" --classroom "$(CLASSROOM)") $(if $(REF),--ref $(REF)) $(if $(FORCE),--force) \
 		$(if $(DRY_RUN),--dry-run) $(if $(ARGS),-- $(ARGS))
 

@@ -18,9 +18,17 @@ def _source(path):
         return None
 
 
-def _regular(path):
-    """A regular file, not through a link (autograder/reading): a link may point anywhere on the runner."""
-    return os.path.isfile(path) and not os.path.islink(path)
+def inside(path, root):
+    """Whether `path`, every link on its way resolved, lies within the folder `root`: a link anywhere in a path
+    (``exercises -> zz/../../solutions``, ``zz -> .``) may lead out of the student's folder, to the course's
+    solutions or a classmate's work."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _regular(path, root):
+    """A regular file, not itself a link, whose real path lies within `root` (autograder/reading)."""
+    return os.path.isfile(path) and not os.path.islink(path) and inside(path, root)
 
 
 def _candidates(student_dir, stage):
@@ -29,15 +37,15 @@ def _candidates(student_dir, stage):
              os.path.join(student_dir, stage.module + ".py"),
              os.path.join(student_dir, "notebooks", stage.module + ".ipynb"),
              os.path.join(student_dir, stage.module + ".ipynb")]
-    found = [p for p in named if _regular(p)]
+    found = [p for p in named if _regular(p, student_dir)]
     for folder in SEARCH:
         folder = os.path.join(student_dir, folder)
-        if not os.path.isdir(folder):
+        if not os.path.isdir(folder) or os.path.islink(folder) or not inside(folder, student_dir):
             continue
         for name in sorted(os.listdir(folder)):
             path = os.path.join(folder, name)
             if path in found or name.startswith(".") or not name.endswith((".py", ".ipynb")) \
-                    or not _regular(path):
+                    or not _regular(path, student_dir):
                 continue
             source = _source(path)
             if source is not None and stages_in(source, path) == [stage]:
@@ -65,9 +73,11 @@ def pick_files(student_dir, stages, stubs_dir=None):
         else:
             path, rel = os.path.join(stubs_dir, stage.filename), ""
             note = f"no file of this stage found: graded the released stub {stage.filename}"
-            links = [os.path.relpath(p, student_dir) for p in (os.path.join(student_dir, f, stage.module + x)
-                     for f in SEARCH for x in (".py", ".ipynb")) if os.path.islink(p)]
+            links = [os.path.relpath(p, student_dir) for p in [os.path.join(student_dir, f) for f in SEARCH if f]
+                     + [os.path.join(student_dir, f, stage.module + x) for f in SEARCH for x in (".py", ".ipynb")]
+                     if os.path.islink(p) or (os.path.lexists(p) and not inside(p, student_dir))]
             if links:
-                note += f" ({', '.join(links)}: a symbolic link, never followed; commit the file itself)"
+                note += (f" ({', '.join(dict.fromkeys(links))}: a symbolic link or a path through one, never "
+                         "followed; commit the files themselves)")
         picked.append((stage, path, rel, note))
     return picked

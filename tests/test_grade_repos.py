@@ -58,6 +58,20 @@ def solution(module):
         return f.read()
 
 
+ACCEPT = {".classroom50.yaml": "classroom: gpu101\nassignment: matmul\n",
+          ".github/workflows/autograde.yaml": "name: autograde\n"}
+
+
+def template_dir(base):
+    """The instructor's copy of an accepted repository: the tamper check's baseline (--template)."""
+    folder = base / "template"
+    if not folder.exists():
+        for path, text in ACCEPT.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_text(text, encoding="utf-8")
+    return str(folder)
+
+
 def student_repo(base, name):
     """A working copy and its bare 'GitHub' repository: template commit, accept commit, pushed."""
     remote, work = base / "remote" / f"{name}.git", base / "work" / name
@@ -67,8 +81,8 @@ def student_repo(base, name):
     stubs = {f"exercises/{n}": open(os.path.join(ROOT, "exercises", n), encoding="utf-8").read()
              for n in sorted(os.listdir(os.path.join(ROOT, "exercises"))) if n.endswith(".py")}
     commit(work, "Initial commit (template)", EARLY, dict(stubs, **{"README.md": "# matmul\n"}))
-    commit(work, "Accept assignment", EARLY, {".classroom50.yaml": "classroom: gpu101\nassignment: matmul\n",
-                                              ".github/workflows/autograde.yaml": "name: autograde\n"})
+    commit(work, "Accept assignment", EARLY, dict(ACCEPT))
+    template_dir(base)
     git(work, "remote", "add", "origin", str(remote))
     git(work, "push", "-q", "origin", "main")
     return work
@@ -164,7 +178,7 @@ def test_the_command_line_says_what_is_wrong(tmp_path):
 
 def test_late_commits_are_ignored_and_tampering_is_flagged(repos):
     base, roster, url = repos
-    records = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, dry_run=True))
+    records = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, template=template_dir(base), dry_run=True))
     ada, mal, nobody = records["ada"], records["mal"], records["nobody"]
     work = base / "work"
     assert ada["commit"] == git(work / "ada", "rev-parse", "HEAD~1")          # stage 1, not the late stage 2
@@ -176,7 +190,8 @@ def test_late_commits_are_ignored_and_tampering_is_flagged(repos):
     assert (laid / "timestamp.txt").read_text().startswith("2026-03-01 12:00:00")
 
     flags = "\n".join(mal["flags"])
-    assert "workflow or grading file changed (modified): .github/workflows/autograde.yaml by " in flags
+    assert "workflow or grading file changed (modified): .github/workflows/autograde.yaml differs from the " \
+           "template's (by " in flags
     assert "stage 1, reworded" in flags                                        # the commit that changed it
     assert "history rewritten: submit/2026-03-01T12-00-00Z-" in flags and "no longer on main" in flags
     assert mal["commit"] == git(work / "mal", "rev-parse", "HEAD")           # the rewritten one is what exists
@@ -192,24 +207,30 @@ def test_late_commits_are_ignored_and_tampering_is_flagged(repos):
     assert "autograde.yaml" in rows["mal"]["flags"]
 
 
-def test_a_force_push_between_fetches_and_a_backdated_commit_are_flagged(repos):
+def test_a_commit_pushed_after_the_pin_is_flagged_and_not_graded(repos):
+    """The first fetch after the deadline pins what existed then. A commit dated before the deadline but pushed
+    after the pin (the late work, backdated, after a force-push) is flagged and the pinned commit stays graded;
+    --repin decides again from today's refs."""
     base, roster, url = repos
     course = str(base / "course")
-    first = by_name(grade_repos.run(str(roster), DEADLINE, course, url_template=url, dry_run=True))
+    first = by_name(grade_repos.run(str(roster), DEADLINE, course, url_template=url, template=template_dir(base), dry_run=True))
     ada = base / "work" / "ada"
-    # After the first fetch (after the deadline) ada drops her late commit, then pushes a commit dated
-    # before the deadline: both must show.
     git(ada, "reset", "-q", "--hard", "HEAD~1")
     backdated = commit(ada, "stage 2, backdated", BEFORE.replace("12:00", "18:00"),
                        {"exercises/s2_tiled.py": solution("s2_tiled")})
     git(ada, "push", "-q", "-f", "origin", "main")
-    second = by_name(grade_repos.run(str(roster), DEADLINE, course, url_template=url, dry_run=True))
+    second = by_name(grade_repos.run(str(roster), DEADLINE, course, url_template=url, template=template_dir(base), dry_run=True))
     flags = "\n".join(second["ada"]["flags"])
-    assert second["ada"]["commit"] == backdated
+    assert second["ada"]["commit"] == first["ada"]["commit"] != backdated
     assert "refs/heads/main was force-pushed" in flags
-    assert f"{first['ada']['commit'][:10]} then, {backdated[:10]} now" in flags
-    assert json.loads((base / "course" / "repos.json").read_text())["students"][0]["memory"][
-        "after_deadline_commit"] == first["ada"]["commit"]
+    assert "changed after the pin of" in flags and f"now {backdated[:10]} (pushed after the pin" in flags
+    laid = base / "course" / "submitted" / "ada" / "matmul"
+    assert "NotImplementedError" in (laid / "s2_tiled.py").read_text()
+    memory = json.loads((base / "course" / "repos.json").read_text())["students"][0]["memory"]
+    assert memory["pin"]["refs"]["refs/heads/main"] not in (backdated, None)      # the refs of the first fetch
+    third = by_name(grade_repos.run(str(roster), DEADLINE, course, url_template=url, template=template_dir(base),
+                                    dry_run=True, repin=["ada"]))
+    assert third["ada"]["commit"] == backdated and third["ada"]["witness"].startswith("unwitnessed")
 
 
 def test_dates_that_run_backwards_are_flagged(tmp_path):
@@ -220,7 +241,7 @@ def test_dates_that_run_backwards_are_flagged(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text(HEADER + "bea,B,A,,1,1\n", encoding="utf-8")
     rec = grade_repos.run(str(roster), DEADLINE, str(tmp_path / "course"),
-                          url_template=str(tmp_path / "remote" / "{username}.git"), dry_run=True)[0]
+                          url_template=str(tmp_path / "remote" / "{username}.git"), template=template_dir(tmp_path), dry_run=True)[0]
     assert any(f.startswith("dates run backwards") for f in rec["flags"])
 
 
@@ -229,7 +250,7 @@ def test_submit_tag_mode_grades_the_newest_tag_before_the_deadline(repos):
     ada = base / "work" / "ada"
     late = submit_tag(ada, git(ada, "rev-parse", "HEAD"), LATE)
     git(ada, "push", "-q", "origin", late)
-    rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, mode="submit-tag",
+    rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, template=template_dir(base), mode="submit-tag",
                                   dry_run=True))["ada"]
     assert rec["ref"].startswith("submit/2026-03-01T12-00-00Z-") and rec["late_commits_ignored"] == 1
     assert rec["commit"] == git(ada, "rev-parse", "HEAD~1") and rec["flags"] == []
@@ -241,7 +262,7 @@ def test_a_hand_made_tag_named_before_its_commit_is_flagged_and_not_graded(repos
     ada = base / "work" / "ada"
     forged = submit_tag(ada, git(ada, "rev-parse", "HEAD"), "2026-03-01T20:00:00+00:00")
     git(ada, "push", "-q", "origin", forged)
-    rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, mode="submit-tag",
+    rec = by_name(grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, template=template_dir(base), mode="submit-tag",
                                   dry_run=True))["ada"]
     assert rec["commit"] == git(ada, "rev-parse", "HEAD~1") and rec["ref"] != forged
     assert any(f.startswith(forged) and "a tag made by hand" in f for f in rec["flags"])
@@ -256,7 +277,7 @@ def test_make_grade_repos_grades_the_commit_of_record(repos):
     base, roster, url = repos
     course = base / "course"
     p = subprocess.run(["make", "--no-print-directory", "grade-repos", f"ROSTER={roster}", f"DEADLINE={DEADLINE}",
-                        f"COURSE={course}", f"REPO_URL={url}", "ARGS=--device sim"],
+                        f"COURSE={course}", f"REPO_URL={url}", f"TEMPLATE={template_dir(base)}", "ARGS=--device sim"],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "FLAGGED (check before publishing): mal, nobody" in p.stdout
@@ -282,7 +303,7 @@ def test_grading_through_slurm_waits_for_the_array(repos, monkeypatch):
     base, roster, url = repos
     calls = []
     monkeypatch.setattr(grade_class, "main", lambda argv: calls.append(list(argv)) or 0)
-    grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, grade_args=["--slurm"],
+    grade_repos.run(str(roster), DEADLINE, str(base / "course"), url_template=url, template=template_dir(base), grade_args=["--slurm"],
                     out=open(os.devnull, "w"))
     assert calls and "--slurm" in calls[0] and "--wait" in calls[0]
 
@@ -298,7 +319,7 @@ def test_a_link_to_an_absolute_path_is_skipped_and_the_others_are_still_fetched(
     """A symbolic link to /etc/hostname in one repository raised AbsoluteLinkError outside the per-student try:
     the run died, later students were never fetched and repos.json was never written."""
     lin = student_repo(tmp_path, "lin")
-    os.symlink("/etc/hostname", lin / "notes")
+    os.symlink("/etc/hostname", lin / "s2_tiled.py")
     commit(lin, "stage 1 and notes", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
     git(lin, "push", "-q", "origin", "main")
     ada = student_repo(tmp_path, "ada")
@@ -307,11 +328,12 @@ def test_a_link_to_an_absolute_path_is_skipped_and_the_others_are_still_fetched(
     roster = tmp_path / "roster.csv"
     roster.write_text(HEADER + "lin,L,I,,A,1,student\nada,A,L,,A,2,student\n", encoding="utf-8")
     records = by_name(grade_repos.run(str(roster), DEADLINE, str(tmp_path / "course"),
-                                      url_template=str(tmp_path / "remote" / "{username}.git"), dry_run=True))
+                                      url_template=str(tmp_path / "remote" / "{username}.git"), template=template_dir(tmp_path), dry_run=True))
     assert records["lin"]["commit"] and records["ada"]["commit"]
     laid = tmp_path / "course" / "submitted" / "lin" / "matmul"
     assert (laid / "s1_naive.py").read_text() == solution("s1_naive")
-    assert any("not copied: notes" in (f["note"] or "") for f in records["lin"]["files"])
+    assert any("s2_tiled.py (a symbolic link, never followed" in (f["note"] or "") for f in records["lin"]["files"])
+    assert "NotImplementedError" in (laid / "s2_tiled.py").read_text()
     with open(tmp_path / "course" / "repos.json", encoding="utf-8") as f:
         assert [s["username"] for s in json.load(f)["students"]] == ["lin", "ada"]
 
@@ -325,7 +347,7 @@ def test_the_rosters_names_are_put_in_the_gradebook(repos, monkeypatch):
     base, roster, url = repos
     monkeypatch.setattr(grade_class, "main", lambda argv: 0)  # the grading itself is another test's
     course = base / "course"
-    grade_repos.run(str(roster), DEADLINE, str(course), url_template=url, out=open(os.devnull, "w"))
+    grade_repos.run(str(roster), DEADLINE, str(course), url_template=url, template=template_dir(base), out=open(os.devnull, "w"))
     use_venv_tools()
     with Gradebook(f"sqlite:///{course}/gradebook.db") as gb:
         names = {s.id: (s.first_name, s.last_name) for s in gb.students}
