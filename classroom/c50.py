@@ -1,6 +1,6 @@
 """Classroom 50: the assignment's ``result.json``, its contract check, and the files for the config repository.
 
-    python -m classroom.c50 grade                 grade the checkout in the working directory (autograder.py runs this)
+    python -P -m classroom.c50 grade --checkout DIR   grade the checkout (autograder.py runs this from the grader)
     python -m classroom.c50 validate RESULT_JSON  check a result.json against the contract
     python -m classroom.c50 build --release DIR [--out DIR] [--classroom NAME]   (``make release``)
 
@@ -309,7 +309,9 @@ def build(release_dir, out=OUT, classroom="CLASSROOM", assignment="matmul"):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m classroom.c50", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("grade", help="grade the checkout in the working directory (Classroom 50's runner environment)")
+    g = sub.add_parser("grade", help="grade a checkout (Classroom 50's runner environment)")
+    g.add_argument("--checkout", default=".", help="the student's checkout (default: the working directory); "
+                   "result.json and release-body.md are written there")
     v = sub.add_parser("validate", help="check a result.json against the contract")
     v.add_argument("path")
     b = sub.add_parser("build", help="the classroom50 config files and the student template (make release)")
@@ -328,7 +330,7 @@ def main(argv=None):
             if device_from_env(os.environ) == "gpu" and not gpu_available():
                 raise ValueError("the GPU tier was asked for (a self-hosted runner, or MATMUL_DEVICE=gpu) but "
                                  "nvidia-smi finds no GPU on this runner: no grade is recorded")
-            result = grade_checkout(".")
+            result = grade_checkout(args.checkout)
         except ValueError as exc:
             print(f"::error::{exc}", file=sys.stderr)
             return 1

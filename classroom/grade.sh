@@ -25,5 +25,11 @@ if [ -z "$python" ]; then
     [ -x "$grader/.venv/bin/python" ] || make -C "$grader" venv
     python="$grader/.venv/bin/python"
 fi
+student="$(cd "$1" && pwd)"
+mkdir -p "$2"
+out="$(cd "$2" && pwd)"
+# The grading process never imports from the student's checkout: it runs from the grader's folder, and -P keeps
+# the working directory off sys.path (an argparse.py or numpy/ in the checkout is a file, never a module).
+cd "$grader"
 export PYTHONPATH="$grader${PYTHONPATH:+:$PYTHONPATH}"
-exec "$python" -m classroom.grade "$1" --out "$2" --device "$3" ${STAGES:+--stages "$STAGES"}
+exec "$python" -P -m classroom.grade "$student" --out "$out" --device "$3" ${STAGES:+--stages "$STAGES"}

@@ -4,8 +4,9 @@ Classroom 50's runner runs this file once per submission, as
 ``python autograder.py`` with the student's checkout as working directory
 (docs/CLASSROOM.md, section 1). It needs only the standard library: it finds the
 grader and a Python that has the grader's requirements, then runs
-``python -m classroom.c50 grade`` there, which grades the checkout and writes
-``./result.json`` and ``./release-body.md``.
+``python -P -m classroom.c50 grade --checkout CHECKOUT`` from the grader's folder (the checkout is never on
+``sys.path``: a module there named like one the grader imports stays a file), which grades the checkout and
+writes ``./result.json`` and ``./release-body.md``.
 
 - The grader: ``$MATMUL_GRADER`` (a grader checkout), else ``grader/`` beside this
   file (``make release`` packs it into the bundle).
@@ -54,9 +55,10 @@ def make_venv(grader):
     python = venv / "bin" / "python"
     if not python.is_file():
         say(f"installing the grader's requirements into {venv} (set GRADER_PYTHON to skip this)")
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        "-r", str(grader / "requirements.txt")], check=True)
+        # -P and a working directory of the grader's: a venv.py or pip/ in the student's checkout stays a file
+        subprocess.run([sys.executable, "-P", "-m", "venv", str(venv)], check=True, cwd=str(grader))
+        subprocess.run([str(python), "-P", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "-r", str(grader / "requirements.txt")], check=True, cwd=str(grader))
     return python
 
 
@@ -87,7 +89,8 @@ def main():
     env["PYTHONPATH"] = str(grader) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     say(f"grader {grader}, Python {python}")
     try:
-        return subprocess.run([python, "-m", "classroom.c50", "grade"], env=env, check=False).returncode
+        return subprocess.run([python, "-P", "-m", "classroom.c50", "grade", "--checkout", os.getcwd()], env=env,
+                              cwd=str(grader), check=False).returncode
     except OSError as exc:
         return fail(f"cannot run {python}: {exc}")
 

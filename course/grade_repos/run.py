@@ -159,7 +159,8 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
         say(f"  {mark}{name}: " + (f"{rec['ref']} at {rec['commit'][:10]} ({rec['submitted_at']}, {rec['witness']})"
                                     if rec["commit"] else "not graded")
             + (f", {rec['late_commits_ignored']} later commit(s) ignored" if rec["late_commits_ignored"] else "")
-            + "".join(f"\n      - {f}" for f in rec["flags"]))
+            + "".join(f"\n      - {f}" for f in rec["flags"])
+            + "".join(f"\n      - {f['note']}" for f in rec.get("files", ()) if f["stage"] is None))
         records.append(rec)
         record.write_records(course, records, deadline, mode)  # after each student: what was fetched is never lost
     unwitnessed = [r["username"] for r in records if r["commit"] and not r["witnessed"]]

@@ -1,0 +1,271 @@
+"""A hostile student's repository against the grade of record (``make grade-repos``): each attack is built here as
+a local bare repository, and each must leave the instructor's machine, the course's files and the deadline alone.
+
+- a hand-built tree (a link and a folder of one name) that writes through tarfile where its filter is open;
+- links that make the course's own solutions look like the student's files;
+- a commit or a submit/* tag dated before the deadline but pushed after it; a laptop clock that runs fast;
+- an edited workflow hidden in a history that starts with it;
+- a large file that would fill the grader's memory.
+"""
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import ROOT
+from course import grade_repos
+from test_grade_repos import (ACCEPT, BEFORE, DEADLINE, EARLY, HEADER, LATE, by_name, commit, git, solution,
+                              student_repo, submit_tag, template_dir)
+
+URL = lambda base: str(base / "remote" / "{username}.git")  # noqa: E731
+
+
+def roster(base, *names):
+    path = base / "roster.csv"
+    path.write_text(HEADER + "".join(f"{n},{n.title()},X,,A,{i},student\n" for i, n in enumerate(names, 1)),
+                    encoding="utf-8")
+    return str(path)
+
+
+def grade(base, *names, now=None, **kw):
+    kw.setdefault("dry_run", True)
+    return by_name(grade_repos.run(roster(base, *names), DEADLINE, str(base / "course"), url_template=URL(base),
+                                   template=template_dir(base), now=now, out=open(os.devnull, "w"), **kw))
+
+
+def at(text):
+    return datetime.datetime.fromisoformat(text).astimezone(datetime.timezone.utc)
+
+
+# ----------------------------------------------------------------------------
+# Files: nothing written outside, nothing read through a link
+
+
+def test_a_hand_built_tree_writes_nothing_outside_even_where_tarfile_is_open(tmp_path, monkeypatch):
+    """A tree with a link `zz` to a folder outside and a folder `zz/` holding a file: an extraction writes the file
+    through the link. tarfile's data filter stops this only on a Python with the CVE-2025-4517/4138 fixes; this test
+    opens the filter (as on such a Python) and needs the grade to write nothing anywhere but its own folders."""
+    monkeypatch.setattr(tarfile, "data_filter", tarfile.fully_trusted_filter)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    work = student_repo(tmp_path, "eve")
+    blob = lambda data: subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=work, input=data,  # noqa: E731
+                                       capture_output=True, check=True).stdout.decode().strip()
+    mktree = lambda text: subprocess.run(["git", "mktree"], cwd=work, input=text.encode(),  # noqa: E731
+                                         capture_output=True, check=True).stdout.decode().strip()
+    inner = mktree(f"100644 blob {blob(b'written by a student')}\tpwned.txt\n")
+    base_tree = git(work, "rev-parse", "HEAD^{tree}")
+    top = [line for line in git(work, "ls-tree", base_tree).splitlines()]
+    top += [f"120000 blob {blob(str(outside).encode())}\tzz", f"040000 tree {inner}\tzz"]
+    tree = mktree("\n".join(top) + "\n")
+    evil = git(work, "commit-tree", tree, "-p", "HEAD", "-m", "stage 1", when=BEFORE)
+    git(work, "push", "-q", "origin", f"{evil}:refs/heads/main")
+    rec = grade(tmp_path, "eve")["eve"]
+    assert not (outside / "pwned.txt").exists()
+    assert rec["commit"] is None and any(f.startswith("fetch failed") and "duplicate" in f for f in rec["flags"])
+    for dirpath, dirnames, filenames in os.walk(tmp_path / "course" / "submitted"):
+        assert not any(os.path.islink(os.path.join(dirpath, n)) for n in dirnames + filenames)
+
+
+def links_to_the_solutions(base, name):
+    """`exercises -> zz/../../../../proc/self/cwd/solutions` and `zz -> .`: no code, only links that resolve to
+    the grader's own solutions/ once both exist."""
+    work = student_repo(base, name)
+    git(work, "rm", "-q", "-r", "exercises")
+    os.symlink("zz/" + "../" * 12 + "proc/self/cwd/solutions", work / "exercises")
+    os.symlink(".", work / "zz")
+    commit(work, "stage 1 to 5", BEFORE)
+    git(work, "push", "-q", "origin", "main")
+
+
+def test_links_to_the_course_solutions_are_never_graded(tmp_path):
+    links_to_the_solutions(tmp_path, "lex")
+    course = tmp_path / "course"
+    p = subprocess.run(["make", "--no-print-directory", "grade-repos", f"ROSTER={roster(tmp_path, 'lex')}",
+                        f"DEADLINE={DEADLINE}", f"COURSE={course}", f"REPO_URL={URL(tmp_path)}",
+                        f"TEMPLATE={template_dir(tmp_path)}", "DRY_RUN=1"], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    laid = course / "submitted" / "lex" / "matmul"
+    for name in os.listdir(laid):
+        if name.endswith(".py"):
+            assert "NotImplementedError" in (laid / name).read_text(), name     # the stubs, not solutions/
+    rec = json.loads((course / "repos.json").read_text())["students"][0]
+    assert any("exercises (a symbolic link, not a folder: never followed)" in (f["note"] or "") for f in rec["files"])
+
+
+def test_a_folder_reached_through_a_link_is_refused_when_picking_files(tmp_path):
+    """autograder/repository.py on a checkout (the CI graders): a link anywhere in a path that leads out of the
+    student's folder is never followed, whatever part of the path it is."""
+    from autograder.repository import pick_files
+    from autograder.stages import STAGES
+    student = tmp_path / "checkout"
+    student.mkdir()
+    os.symlink("zz/" + "../" * 12 + os.path.join(ROOT, "solutions").lstrip("/"), student / "exercises")
+    os.symlink(".", student / "zz")
+    picked = pick_files(str(student), STAGES)
+    for stage, path, rel, note in picked:
+        assert rel == "" and path.startswith(os.path.join(ROOT, "exercises")), (stage.name, path)
+        assert "(exercises, exercises/s1_naive.py: a symbolic link or a path through one, never followed".replace(
+            "s1_naive", stage.module) in note
+
+
+# ----------------------------------------------------------------------------
+# The deadline: a time the student does not write
+
+
+class Forge(BaseHTTPRequestHandler):
+    """GitHub's activity API and GitLab's push events, as documented, for the pushes a test gives."""
+    pushes = []   # (ISO time, ref, before, after)
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.headers.get("Authorization") != "Bearer secret" and self.headers.get("PRIVATE-TOKEN") != "secret":
+            self.send_error(401, "Bad credentials")
+            return
+        page = 2 if "page=2" in self.path or "cursor=2" in self.path else 1
+        rows = self.pushes[::-1]                       # newest first, as both forges answer
+        half = rows[:1] if page == 1 else rows[1:]
+        extra = {}
+        if self.path.startswith("/repos/"):
+            body = [{"id": i, "node_id": "x", "before": b, "after": a, "ref": ref, "timestamp": t,
+                     "activity_type": "push", "actor": {"login": "student"}} for i, (t, ref, b, a) in enumerate(half)]
+            if page == 1:
+                extra["Link"] = f'<http://127.0.0.1:{self.server.server_port}{self.path}&cursor=2>; rel="next"'
+        else:
+            body = [{"action_name": "pushed to", "created_at": t, "push_data": {
+                "commit_count": 1, "action": "pushed", "ref_type": "branch", "commit_from": b, "commit_to": a,
+                "ref": ref.split("/", 2)[2], "commit_title": "work"}} for t, ref, b, a in half]
+            extra["X-Next-Page"] = "2" if page == 1 else ""
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def forge_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+def test_the_forges_push_record_decides_over_a_backdated_commit(tmp_path, monkeypatch, forge_server, kind):
+    """Stage 1 pushed on time; stage 2 dated before the deadline but pushed a day after it. By commit dates stage 2
+    is on time; the forge's push times grade stage 1."""
+    work = student_repo(tmp_path, "ada")
+    start = git(work, "rev-parse", "HEAD")
+    on_time = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    late = commit(work, "stage 2", BEFORE.replace("12:00", "13:00"), {"exercises/s2_tiled.py": solution("s2_tiled")})
+    git(work, "push", "-q", "origin", "main")
+    Forge.pushes = [("2026-02-20T12:00:05Z", "refs/heads/main", "0" * 40, start),
+                    ("2026-03-01T12:00:10Z", "refs/heads/main", start, on_time),
+                    ("2026-03-03T09:00:00Z", "refs/heads/main", on_time, late)]
+    monkeypatch.setenv("GITHUB_TOKEN" if kind == "github" else "GITLAB_TOKEN", "secret")
+    rec = grade(tmp_path, "ada", forge=kind, forge_api=forge_server, forge_repo="course-org/{username}")["ada"]
+    assert rec["commit"] == on_time and rec["witness"] == f"{kind} push at 2026-03-01T12:00:10Z"
+    assert rec["witnessed"] and rec["late_commits_ignored"] == 1
+    laid = tmp_path / "course" / "submitted" / "ada" / "matmul"
+    assert "NotImplementedError" in (laid / "s2_tiled.py").read_text()
+    without = grade(tmp_path, "ada", repin=["ada"])["ada"]          # what commit dates alone would grade
+    assert without["commit"] == late and without["witness"].startswith("unwitnessed")
+
+
+def test_a_forge_without_a_token_is_refused_naming_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    student_repo(tmp_path, "ada")
+    with pytest.raises(grade_repos.RepoError, match="GITHUB_TOKEN"):
+        grade(tmp_path, "ada", forge="github")
+
+
+def test_a_fetch_before_the_deadline_witnesses_work_from_a_fast_clock(tmp_path):
+    """A laptop clock 3 hours fast dates on-time work after the deadline. A fetch before the deadline saw it: it is
+    graded, witnessed, and its date is flagged. Without that fetch its date decides, and the row says so."""
+    work = student_repo(tmp_path, "fay")
+    fast = commit(work, "stage 1", "2026-03-02T02:00:00+00:00", {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    alone = grade(tmp_path, "fay", now=at("2026-03-02T06:00:00+00:00"))["fay"]
+    assert alone["commit"] != fast and alone["witness"].startswith("unwitnessed")
+    assert alone["late_commits_ignored"] == 1
+    (tmp_path / "course" / "repos.json").unlink()
+    grade(tmp_path, "fay", now=at("2026-03-01T23:30:00+00:00"))              # the run scheduled at the deadline
+    rec = grade(tmp_path, "fay", now=at("2026-03-02T06:00:00+00:00"))["fay"]
+    assert rec["commit"] == fast and rec["witnessed"]
+    assert rec["witness"] == "grader's fetch at 2026-03-01T23:30:00Z"
+    assert any("after the grader first saw it at 2026-03-01T23:30:00Z" in f for f in rec["flags"])
+
+
+def test_a_hand_made_tag_pushed_after_the_pin_is_not_graded(tmp_path):
+    """A commit dated before the deadline, tagged submit/<on-time name>, pushed after the first run after the
+    deadline: flagged and not graded. On a first fetch with no witness it decides, and the row says unwitnessed."""
+    work = student_repo(tmp_path, "tom")
+    sha = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    submit_tag(work, sha, BEFORE)
+    git(work, "push", "-q", "origin", "main", "--tags")
+    first = grade(tmp_path, "tom", mode="submit-tag")["tom"]
+    assert first["commit"] == sha and first["witness"].startswith("unwitnessed")
+    forged = commit(work, "stage 2", BEFORE.replace("12:00", "20:00"), {"exercises/s2_tiled.py": solution("s2_tiled")})
+    name = submit_tag(work, forged, BEFORE.replace("12:00", "20:00"))
+    git(work, "push", "-q", "origin", "main", "--tags")
+    rec = grade(tmp_path, "tom", mode="submit-tag")["tom"]
+    assert rec["commit"] == sha
+    assert any(f.startswith(f"{name} claims") and "first seen after the pin" in f for f in rec["flags"])
+
+
+# ----------------------------------------------------------------------------
+# The tamper check and the grader's names
+
+
+def test_an_edited_workflow_in_a_history_that_starts_with_it_is_flagged(tmp_path):
+    """One squashed commit: the workflow prints full marks and .classroom50.yaml comes in the same commit."""
+    template_dir(tmp_path)
+    remote, work = tmp_path / "remote" / "sly.git", tmp_path / "work" / "sly"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    work.mkdir(parents=True)
+    git(work, "init", "-q", "-b", "main")
+    commit(work, "everything", BEFORE, dict(ACCEPT, **{
+        ".github/workflows/autograde.yaml": "name: autograde\njobs: {ok: {runs-on: x, steps: [{run: echo 67/67}]}}\n",
+        "exercises/s1_naive.py": solution("s1_naive"), "argparse.py": "import os\n", "numpy/__init__.py": ""}))
+    git(work, "remote", "add", "origin", str(remote))
+    git(work, "push", "-q", "origin", "main")
+    flags = "\n".join(grade(tmp_path, "sly")["sly"]["flags"])
+    assert "workflow or grading file changed (modified): .github/workflows/autograde.yaml" in flags
+    assert "shadows a module the grader imports: argparse.py" in flags
+    assert "shadows a module the grader imports: numpy" in flags
+
+
+# ----------------------------------------------------------------------------
+# Memory
+
+
+def test_a_large_file_costs_the_grader_no_memory(tmp_path):
+    """A 192 MiB file of zeros packs to a few hundred KiB; the grader reads no blob over the reader's caps."""
+    work = student_repo(tmp_path, "zed")
+    (work / "notebooks").mkdir(exist_ok=True)
+    with open(work / "notebooks" / "s1_naive.ipynb", "wb") as f:
+        f.truncate(192 << 20)
+    commit(work, "a big notebook", BEFORE)
+    git(work, "push", "-q", "origin", "main")
+    code = ("import resource, runpy, sys\nsys.argv = ['grade_repos'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('course.grade_repos', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    p = subprocess.run([sys.executable, "-c", code, "--roster", roster(tmp_path, "zed"), "--deadline", DEADLINE,
+                        "--course", str(tmp_path / "course"), "--repo-url", URL(tmp_path), "--template",
+                        template_dir(tmp_path), "--dry-run"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "maxrss" in p.stdout, p.stdout + p.stderr
+    kib = int(p.stdout.split("maxrss")[1].split()[0])
+    assert kib < 160 * 1024, f"{kib / 1024:.0f} MiB"
+    assert "notebooks/s1_naive.ipynb (201,326,592 bytes, over the" in p.stdout
