@@ -1,7 +1,7 @@
 """Trusted parent side: the file graded for each stage in a student's repository (read, never run).
 
 The one picking rule of every grader that starts from a repository: classroom/grade.py (CI, Classroom 50,
-Gradescope) and course/grade_repos.py (the grade of record) both lay out the files it picks.
+Gradescope) and course/grade_repos/ (the grade of record, on blobs it writes itself) both lay out the files it picks.
 """
 import os
 

@@ -238,7 +238,8 @@ def test_autograder_makes_the_graders_venv_on_a_hosted_runner(tmp_path):
     (grader / "classroom").mkdir()
     (grader / "classroom" / "__init__.py").write_text("")
     (grader / "classroom" / "c50.py").write_text(
-        "import sys\nif __name__ == '__main__':\n    open('which-python', 'w').write(sys.prefix)\n")
+        "import os, sys\nif __name__ == '__main__':\n"
+        "    open(os.path.join(sys.argv[sys.argv.index('--checkout') + 1], 'which-python'), 'w').write(sys.prefix)\n")
     (grader / "requirements.txt").write_text("# nothing to install\n")
     ws = tmp_path / "ws"
     ws.mkdir()
