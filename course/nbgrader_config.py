@@ -29,6 +29,10 @@ c.Exchange.root = "/usr/local/share/nbgrader/exchange"
 
 # ---- course hooks (the same in every course folder: demo_course/nbgrader_config.py is checked against this) ----
 
+# formgrader and generate_feedback render students' notebooks as HTML for staff: escape any HTML that is left in
+# them (`make grade` already writes formgrader's copy without the student's active content).
+c.HTMLExporter.sanitize_html = True
+
 # This course is graded by `make grade` (every check in a sandboxed child; scores written into this gradebook),
 # not by nbgrader's autograde, which would run the notebooks in a kernel and first delete the graded copy in
 # autograded/<student>/ (formgrader's "Autograde" button, `nbgrader autograde`). Both refuse, saying what to run.
