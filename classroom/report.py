@@ -110,8 +110,9 @@ def decode(value):
 
 
 def _cell(text):
-    """Text safe in one Markdown table cell: HTML escaped, pipes escaped, one line."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    """Text safe in one Markdown table cell: HTML escaped, no link syntax, pipes escaped, one line."""
+    return (html.escape(str(text), quote=False).replace("[", "&#91;").replace("]", "&#93;").replace("|", "\\|")
+            .replace("\r", "").replace("\n", "<br>"))
 
 
 def job_summary(results, graded=None, title="Matrix multiplication autograder"):

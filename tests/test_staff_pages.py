@@ -122,3 +122,18 @@ def test_formgraders_page_and_the_feedback_pages_run_nothing_of_the_students(tmp
     made = course / "feedback" / "mal" / ASSIGNMENT / "s1_naive.html"
     assert made.is_file()
     assert live_markers(made.read_text(encoding="utf-8")) == []
+
+
+def test_the_ci_summaries_show_a_students_file_names_as_text():
+    """The job summary (GitHub Actions, GitLab) and Classroom 50's Release text name the file graded for each stage:
+    a file name is the student's to choose. Rendered by a markdown renderer that lets raw HTML through, nothing of
+    it runs."""
+    import mistune
+    from classroom import report
+    name = "notebooks/x<img src=x onerror=\"alert('MD1')\">[y](javascript:alert('MD2')).ipynb"
+    results = {"score": 8, "max_score": 8, "execution_time": 1, "tests": [
+        {"name": "stage naive: compiles", "score": 2, "max_score": 2, "status": "failed",
+         "output": "<script>alert('JS1')</script>", "tags": ["naive", "compiles", "failed"]}], "extra_data": {"device": "sim", "provisional": True}}
+    text = report.job_summary(results, {"naive": name})
+    page = mistune.create_markdown(escape=False, plugins=["table"])(text)
+    assert "onerror" in page and live_markers(page) == []                  # shown, as text
