@@ -58,8 +58,8 @@ from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
 from .records import (GRADER_FAILED, RETRY, ClassRecords, add_missing_stages, grader_version,  # noqa: F401
-                      layout_notes, misplaced_files, misplaced_note, no_folder_note, read_results, read_timestamp,
-                      staging_dir, submission_hash, submissions)
+                      layout_notes, linked_folder_note, misplaced_files, misplaced_note, no_folder_note,
+                      read_results, read_timestamp, staging_dir, submission_hash, submissions)
 from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
 
 
@@ -202,6 +202,9 @@ class ClassGrader(ClassRecords):
         problems = []
         started = time.perf_counter()
         try:
+            linked = linked_folder_note(folder)
+            if linked:
+                raise SubmissionError(linked)
             if not os.path.isdir(folder):  # notebooks elsewhere in submitted/<student>/: a row of 0 that says so
                 raise SubmissionError(no_folder_note(student, self.assignment, misplaced_files(
                     os.path.dirname(folder), self.assignment)))

@@ -55,6 +55,9 @@ def submission_hash(folder):
     one is a new submission."""
     from autograder.reading import files as reader
     h = hashlib.sha256()
+    if linked_folder_note(folder):  # never read through the link: its note is the submission
+        h.update(("linked\0" + linked_folder_note(folder)).encode())
+        return h.hexdigest()
     if not os.path.isdir(folder):  # a student whose notebooks sit outside it: what is there, by name
         names = misplaced_files(os.path.dirname(folder), os.path.basename(folder), limit=1000)
         h.update(("no folder\0" + "\0".join(names)).encode())
@@ -195,6 +198,22 @@ def layout_notes(coursedir, assignment, students=None):
     return notes
 
 
+def linked_folder_note(folder):
+    """Why a submission folder is never read ("" when it is fine): it, or submitted/<student>/, is a symbolic link,
+    or lies outside submitted/ by a link on its way; such a folder may be the course's solutions or a classmate's."""
+    student_dir = os.path.dirname(folder)
+    root = os.path.dirname(student_dir)
+    student, assignment = os.path.basename(student_dir), os.path.basename(folder)
+    for path, rel in ((student_dir, f"submitted/{student}"), (folder, f"submitted/{student}/{assignment}")):
+        if os.path.islink(path):
+            return (f"not graded at all: {rel} is a symbolic link, never followed (put the files themselves there): "
+                    "every stage counts 0")
+    real, top = os.path.realpath(folder), os.path.realpath(root)
+    if os.path.lexists(folder) and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return f"not graded at all: submitted/{student}/{assignment} lies outside submitted/: every stage counts 0"
+    return ""
+
+
 def no_folder_note(student, assignment, files):
     """The note of a student whose submitted/<student>/ has no <assignment>/ folder, but notebooks elsewhere."""
     return (f"not graded at all: submitted/{student}/ has no {assignment}/ folder, but holds {', '.join(files)} "
@@ -308,7 +327,8 @@ class ClassRecords:
                                             comments=feedback.stage_comments(data))
         from autograder.config import stage_max
         from . import autograded
-        autograded.write(self.autograded_path(student), folder, data["extra_data"].get("files") or {},
+        shown = folder if not linked_folder_note(folder) else os.path.join(self.autograded_path(student), "-")
+        autograded.write(self.autograded_path(student), shown, data["extra_data"].get("files") or {},
                          gb_mod.solution_cells(gb, self.assignment), stage_max(self.cfg), student, self.assignment)
         self.write_feedback(student, data)
 

@@ -269,3 +269,28 @@ def test_a_large_file_costs_the_grader_no_memory(tmp_path):
     kib = int(p.stdout.split("maxrss")[1].split()[0])
     assert kib < 160 * 1024, f"{kib / 1024:.0f} MiB"
     assert "notebooks/s1_naive.ipynb (201,326,592 bytes, over the" in p.stdout
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+def test_the_class_run_never_reads_a_submission_folder_through_a_link(tmp_path):
+    """submitted/mal/matmul -> a folder outside submitted/ (the course's solutions, a classmate's work): mal's row is
+    0 with a note, and formgrader's copy shows nothing of the linked folder."""
+    from course import grade_class
+    course = tmp_path / "course"
+    (course / "submitted" / "mal").mkdir(parents=True)
+    shutil_src = os.path.join(ROOT, "demo_course")
+    for name in ("nbgrader_config.py", "autograder.toml"):
+        (course / name).write_bytes(open(os.path.join(shutil_src, name), "rb").read())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "s1_naive.ipynb").write_bytes(
+        open(os.path.join(shutil_src, "submitted", "ada", "matmul", "s1_naive.ipynb"), "rb").read())
+    os.symlink(elsewhere, course / "submitted" / "mal" / "matmul")
+    grader = grade_class.ClassGrader(str(course), device="sim", out=open(os.devnull, "w"))
+    grader.run()
+    results = json.loads((course / "feedback" / "mal" / "matmul" / "results.json").read_text())
+    assert results["score"] == 0
+    assert any("submitted/mal/matmul is a symbolic link, never followed" in n
+               for n in results["extra_data"]["course"]["problems"]), results["extra_data"]["course"]
+    copy = (course / "autograded" / "mal" / "matmul" / "s1_naive.ipynb").read_text()
+    assert "cuda.grid" not in copy
