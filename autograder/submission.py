@@ -284,8 +284,18 @@ def collect(submission, stage=None):
         if stage and len(paths) > 1 and stage not in found:
             continue
         if len(matches) > 1:
-            raise SubmissionError(f"{path} defines several stages ({', '.join(s.name for s in matches)}): "
-                                  "grade it with --stage NAME")
+            if len(paths) == 1:
+                raise SubmissionError(f"{rel(path)} defines several stages ({', '.join(s.name for s in matches)}): "
+                                      "grade it with --stage NAME")
+            named = stage_named(path)
+            if named in matches:  # the released name says which stage the file is handed in for
+                notes.append(f"{rel(path)} also defines {', '.join(s.name for s in matches if s is not named)}: "
+                             f"graded for stage {named.name} only, the stage its name is released for")
+                matches = [named]
+            else:  # a scratch copy of several stages: a file of the folder, graded for none of them
+                notes.append(f"{rel(path)}: not graded, it defines several stages "
+                             f"({', '.join(s.name for s in matches)}); each stage is graded from its own file")
+                continue
         for s in matches:
             by_stage.setdefault(s.number, (s, []))[1].append(path)
     if not by_stage and not unread:

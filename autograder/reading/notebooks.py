@@ -38,27 +38,37 @@ def load_notebook(path, follow=False):
         raise NotRead(path, f"not a readable notebook: the file is empty ({len(text.encode())} bytes)")
     deep = depth(text)
     if deep > MAX_DEPTH:
-        raise NotRead(path, f"not a readable notebook: its JSON nests more than {MAX_DEPTH} levels deep (a notebook "
-                            "nests about 6)")
+        raise NotRead(path, _too_deep())
     try:
-        nb = json.loads(text)
-    except ValueError as exc:
-        whole = _whole_cells(text)
-        if whole is None:
-            raise NotRead(path, f"not a readable notebook: not JSON ({exc})") from exc
-        return whole
+        try:
+            nb = json.loads(text)
+        except ValueError as exc:
+            whole = _whole_cells(text, path)
+            if whole is None:
+                raise NotRead(path, f"not a readable notebook: not JSON ({exc})") from exc
+            return whole
+    except RecursionError:  # the last guard: no text of a student's stops the grader
+        raise NotRead(path, _too_deep()) from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise NotRead(path, "not a readable notebook: it has no list of cells")
     return cells, None
 
 
-def _whole_cells(text):
+def _too_deep():
+    return f"not a readable notebook: its JSON nests more than {MAX_DEPTH} levels deep (a notebook nests about 6)"
+
+
+def _whole_cells(text, path=""):
     """(the whole cells of a notebook's JSON that breaks off part-way, (the cell it breaks off in, the rest)), or
-    None where the text has no list of cells to read (nbformat writes "cells" first)."""
+    None where the text has no list of cells to read (nbformat writes "cells" first). The decoder starts where the
+    list starts, so the depth is measured again from there: a stray quote before it pairs the quotes of the whole
+    text differently."""
     start = re.search(r'"cells"\s*:\s*\[', text)
     if start is None:
         return None
+    if depth(text[start.end():]) > MAX_DEPTH:
+        raise NotRead(path, _too_deep())
     decoder, cells, pos = json.JSONDecoder(), [], start.end()
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
