@@ -68,3 +68,69 @@ def test_a_scratch_file_of_two_stages_zeroes_nothing(tmp_path):
     text = json.dumps(results)
     assert "scratch.py: not graded, it defines several stages (naive, tiled)" in text
     assert str(tmp_path) not in text                                  # no absolute path of the grader's machine
+
+
+def _backend():
+    from autograder import sandbox
+    return sandbox.backend("auto")[0]
+
+
+def _kill_children_with_sigkill(stop, killed, after_s=4.0):
+    """As the host's out-of-memory killer would: SIGKILL to each grading child (child/entry.py) `after_s` seconds
+    after it appeared (it said hello long before)."""
+    import signal
+    import time
+    seen = {}
+    while not stop.is_set():
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+            except OSError:
+                continue
+            if any(c.endswith(b"autograder/child/entry.py") for c in cmd):
+                first = seen.setdefault(pid, time.monotonic())
+                if time.monotonic() - first > after_s and pid not in killed:
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                        killed.add(pid)
+                    except OSError:
+                        pass
+        time.sleep(0.05)
+
+
+def test_a_sigkill_the_grader_did_not_send_is_the_graders_fault(tmp_path, cfg):
+    """A check killed by SIGKILL that the grader did not send (the host's out-of-memory killer) was booked as the
+    student's code. The grader sends SIGKILL only past a time limit, which it knows: any other is its trouble."""
+    import threading
+    from test_adversarial import run_module
+    stop, killed = threading.Event(), set()
+    watcher = threading.Thread(target=_kill_children_with_sigkill, args=(stop, killed), daemon=True)
+    watcher.start()
+    try:
+        text = "import time\ntime.sleep(60)\n" + solution("s1_naive")
+        result, _, _ = run_module(tmp_path, cfg, text, _backend(), timeout=90)
+    finally:
+        stop.set()
+    assert killed, "no grading child was seen"
+    from autograder.outcome import Fault, fault_of
+    assert "SIGKILL, which the grader did not send" in result.problem, result.problem
+    assert fault_of(result.problem) is Fault.GRADER
+
+
+def test_a_missing_result_on_a_full_disk_is_the_graders_fault(tmp_path, cfg, monkeypatch):
+    """The host's disk fills after a child started: the child's result write fails and it exits. That was booked as
+    the student's code ("do not call sys.exit"); the parent now reads its own disk and says whose it is."""
+    import collections
+    from autograder.outcome import Fault, fault_of
+    from autograder.sandbox import run as sandbox_run
+    from test_adversarial import run_module
+    real = os.statvfs
+    Full = collections.namedtuple("Full", "f_bavail f_frsize")
+    monkeypatch.setattr(sandbox_run.os, "statvfs", lambda p: Full(10, 4096) if "result" not in str(p) else real(p))
+    text = "import os\nos._exit(1)\n" + solution("s1_naive")
+    result, _, _ = run_module(tmp_path, cfg, text, _backend(), timeout=60)
+    assert "the grading machine's disk is full (40,960 bytes free" in result.problem, result.problem
+    assert fault_of(result.problem) is Fault.GRADER

@@ -319,9 +319,26 @@ def _tail(path, limit):
 
 SIGNALS = {"SIGXCPU": "it used more CPU time than a check may (cpu_s)",
            "SIGXFSZ": "it wrote more output, or a larger file, than a check may (file_bytes)",
-           "SIGKILL": "usually for using too much memory",
            "SIGSEGV": "a crash: memory the process must not touch",
            "SIGABRT": "the process aborted"}
+
+
+DISK_FREE_MIN = 16 * 2**20   # below this on the grader's own disk, a missing result is the grader's trouble
+
+
+def disk_full(folder):
+    """Why a child's result could not be written on the grader's disk ("" when there is room): the folder the
+    parent gave it for its result is on the host's filesystem, which no child can fill (its own writes go to a
+    size-limited tmpfs, its files are capped)."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return ""
+    free = st.f_bavail * st.f_frsize
+    if free >= DISK_FREE_MIN:
+        return ""
+    return (f"not gradable: the grading machine's disk is full ({free:,} bytes free where the check writes its "
+            "result): the grader's trouble, graded again on the next run; free some space")
 
 
 def _read_result(path, nonce, returncode, limits, log="", hello=True):
@@ -334,6 +351,13 @@ def _read_result(path, nonce, returncode, limits, log="", hello=True):
         if not hello:
             return {}, {}, grader("not gradable: the sandbox could not start the check (status "
                                   f"{returncode}{': ' + first.strip()[:300] if first.strip() else ''})")
+        full = disk_full(os.path.dirname(path))
+        if full:
+            return {}, {}, grader(full)
+        if returncode == -signal.SIGKILL:  # the grader sends SIGKILL only past a time limit, handled before this
+            return {}, {}, grader("not gradable: the check was killed by SIGKILL, which the grader did not send (the "
+                                  "host's out-of-memory killer, or an operator; the grader's own memory limits raise "
+                                  "MemoryError instead): graded again on the next run")
         if returncode and returncode < 0:
             sig = signal.Signals(-returncode).name
             return {}, {}, code(f"not gradable: the check was killed by signal {sig} ({SIGNALS.get(sig, 'a crash')})")
