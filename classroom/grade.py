@@ -19,7 +19,8 @@
 
 Exit status 0 whenever results.json was written, whatever the score: a grading
 engine that did not finish is written as an error result worth 0 points. 2 when
-the arguments are wrong.
+the arguments are wrong; 3 when the GPU tier was asked for on a machine where no
+GPU answers (results.json then says "not gradable" and asks for a re-grade).
 """
 import argparse
 import hashlib
@@ -57,9 +58,10 @@ def error_results(message, stages, device, cfg):
                            "error": message}}
 
 
-def run_engine(folder, device, results_path, seed=None):
+def run_engine(folder, device, results_path, seed=None, partial=False):
     """``python -m autograder grade FOLDER ...`` in a child process; returns (exit status, stderr)."""
     cmd = [sys.executable, "-m", "autograder", "grade", folder, "--device", device, "--results", results_path]
+    cmd += ["--partial"] if partial else []
     if seed is not None:
         cmd += ["--seed", str(seed)]
     env = dict(os.environ)
@@ -90,6 +92,7 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
     if device == "auto":
         device = "gpu" if engine.gpu_available() else "sim"
     cfg = config_mod.load()
+    no_gpu = device == "gpu" and not engine.gpu_available()
     student = student or os.environ.get("GITHUB_REPOSITORY", "").rsplit("/", 1)[-1] or os.path.basename(student_dir)
 
     picked = pick_files(student_dir, stages)
@@ -106,8 +109,14 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
         os.makedirs(folder)
         for stage, path, _, _ in picked:
             shutil.copyfile(path, os.path.join(folder, stage.module + os.path.splitext(path)[1]))
-        status, stderr = run_engine(folder, device, results_path, seed)
+        status, stderr = (3, "") if no_gpu else run_engine(folder, device, results_path, seed,
+                                                                   partial=len(stages) < len(STAGES))
     results = read_results(results_path) if status == 0 else None
+    if no_gpu:  # the grader's trouble: no grade at all, flagged for a re-grade, never a partial GPU-tier score
+        from autograder.cli import NO_GPU
+        results = error_results(NO_GPU, stages, device, cfg)
+        results["extra_data"]["regrade"] = True
+        write_json_atomic(results_path, results)
     if results is None:
         why = (stderr.strip().splitlines() or [f"the grading engine exited with status {status}"])[-1]
         results = error_results(why, stages, device, cfg)
@@ -159,7 +168,10 @@ def main(argv=None):
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    grade(args.student_dir, args.out, args.device, stages, args.results, args.student, args.seed)
+    results = grade(args.student_dir, args.out, args.device, stages, args.results, args.student, args.seed)
+    if results.get("extra_data", {}).get("regrade") and results.get("extra_data", {}).get("error"):
+        print(f"::error::{results['extra_data']['error']}", file=sys.stderr)
+        return 3  # the job fails visibly: no grade was made (results.json says so)
     return 0
 
 

@@ -184,7 +184,7 @@ def test_a_missing_stage_counts_zero_of_its_points_in_every_output(graded_releas
     fast = [t for t in ann["tests"] if t["tags"][0] == "fast"]
     assert fast and all("s5_fast.ipynb was not submitted" in t["output"] for t in fast if t["tags"][2] == "failed")
     note = next(n for n in ann["extra_data"]["notes"] if n.startswith("not submitted"))
-    assert "s5_fast.ipynb" in note and "0 of 12 points" in note, note
+    assert "s5_fast.ipynb" in note and "0 of 7 points" in note, note
     grades = _csv(os.path.join(course, "grades.csv"))
     assert float(grades["ann"]["max_score"]) == sim_max and "s5_fast.ipynb" in grades["ann"]["note"]
     assert "s5_fast.ipynb" not in grades["ben"]["note"]

@@ -134,3 +134,55 @@ def test_a_missing_result_on_a_full_disk_is_the_graders_fault(tmp_path, cfg, mon
     result, _, _ = run_module(tmp_path, cfg, text, _backend(), timeout=60)
     assert "the grading machine's disk is full (40,960 bytes free" in result.problem, result.problem
     assert fault_of(result.problem) is Fault.GRADER
+
+
+def _gpu():
+    from autograder.gpu.tools import gpu_available
+    return gpu_available()
+
+
+@pytest.mark.skipif(_gpu(), reason="this machine has a GPU: the refusal is for machines without a working one")
+def test_the_gpu_tier_without_a_gpu_is_not_gradable_in_the_cli_and_the_ci_script(tmp_path):
+    """No working driver: `python -m autograder grade --device gpu` and the GPU CI job graded anyway (2/10, 6/67
+    "GPU tier", exit 0). Both refuse now; the CI job's results.json says not gradable and asks for a re-grade."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "s1_naive.py").write_text(solution("s1_naive"), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--device", "gpu", "--results",
+                        str(tmp_path / "r.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3 and "no GPU answers nvidia-smi" in p.stderr, p.stdout + p.stderr
+    assert not (tmp_path / "r.json").exists()
+    env = dict(os.environ, GRADER_PYTHON=sys.executable, STAGES="naive")
+    env.pop("GITHUB_OUTPUT", None)
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    p = subprocess.run([os.path.join(ROOT, "classroom", "grade.sh"), str(folder), str(tmp_path / "out"), "gpu"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3, p.stdout + p.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["score"] == 0 and results["extra_data"]["regrade"] and "not gradable" in results["output"]
+
+
+def test_an_unwritable_results_path_is_refused_before_grading(tmp_path):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "s1_naive.py").write_text(solution("s1_naive"), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--device", "sim", "--results",
+                        str(tmp_path / "no-such-folder" / "r.json")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "cannot write it" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "nothing was graded" in p.stderr
+
+
+@pytest.mark.slow
+def test_the_cli_counts_a_folders_missing_stages_as_make_grade_does(tmp_path):
+    """A folder with stage 1 alone: 8 of 54 in the simulator tier (make grade's score), not 8 of 8; the note gives
+    the missing stages' points in this tier."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "s1_naive.py").write_text(solution("s1_naive"), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--device", "sim", "--results",
+                        str(tmp_path / "r.json")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert (results["score"], results["max_score"]) == (8, 54)
+    assert "those stages count 0 of 46 points" in json.dumps(results)
