@@ -283,13 +283,17 @@ def test_make_grade_repos_grades_the_commit_of_record(repos):
     assert "FLAGGED (check before publishing): mal, nobody" in p.stdout
     with open(course / "grades.csv", encoding="utf-8") as f:
         grades = {r["student"]: r for r in csv.DictReader(f)}
-    assert set(grades) == {"ada", "mal"}
+    assert set(grades) == {"ada", "mal", "nobody"}                            # a failed fetch is a row of 0
+    assert grades["nobody"]["score"] == "0"
+    with open(course / "lms_upload.csv", encoding="utf-8") as f:
+        assert {r["student_id"] for r in csv.DictReader(f)} == {"ada", "mal", "nobody"}
     assert grades["ada"]["naive"] == "8" and grades["ada"]["tiled"] == "0"    # the late stage 2 is not counted
     assert grades["ada"]["score"] == "8" and grades["ada"]["device"] == "sim"
     with open(course / "grades-of-record.csv", encoding="utf-8") as f:
         record = {r["username"]: r for r in csv.DictReader(f)}
     assert record["ada"]["score"] == "8" and record["ada"]["commit"] and record["ada"]["flags"] == ""
-    assert "autograde.yaml" in record["mal"]["flags"] and record["nobody"]["score"] == ""
+    assert "autograde.yaml" in record["mal"]["flags"] and record["nobody"]["score"] == "0"
+    assert "fetch failed" in record["nobody"]["flags"]
     assert (course / "feedback" / "ada" / "matmul" / "index.html").is_file()
     assert (course / "gradebook.db").is_file()
     results = json.loads((course / "feedback" / "ada" / "matmul" / "results.json").read_text())

@@ -170,10 +170,13 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
     if dry_run or not graded:
         say("dry run: nothing graded" if dry_run else "no repository had anything to grade")
         return records
+    for rec in records:  # a student with nothing to grade still gets a row of 0 in grades.csv and lms_upload.csv
+        if rec["username"] not in graded:
+            os.makedirs(os.path.join(course, "submitted", rec["username"], assignment), exist_ok=True)
     from .. import grade_class
     argv = [course, "--assignment", assignment, "--device", device] + (["--force"] if force else [])
-    for name in graded:
-        argv += ["--student", name]
+    for rec in records:
+        argv += ["--student", rec["username"]]
     grade_args = list(grade_args)
     if "--slurm" in grade_args and "--wait" not in grade_args:
         grade_args.append("--wait")  # the grades of record are written below: the array must have finished
