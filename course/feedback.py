@@ -213,7 +213,8 @@ def overridden(results):
     if not overrides:
         return []
     e = html.escape
-    total = results["score"] + sum(o["manual"] - o["auto"] for o in overrides.values())
+    total = results["extra_data"]["course"].get("auto_score", results["score"]) + sum(
+        o["manual"] - o["auto"] for o in overrides.values())
     parts = [f"<p><b>Your grade is {total:g} points:</b> your instructor set "
              f"{'a score' if len(overrides) == 1 else 'scores'} by hand, which count instead of make grade's:</p><ul>"]
     for stage, o in overrides.items():

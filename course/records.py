@@ -18,6 +18,9 @@ import json
 import os
 
 from . import feedback
+from .layout import (layout_notes, linked_folder_note, misplaced_files, misplaced_note,  # noqa: F401
+                     no_folder_note)
+from .overrides import apply_overrides, capped, override_note, tier_maxima  # noqa: F401
 from . import gradebook as gb_mod
 from .settings import GRADING_DIR
 from autograder.engine.report import read_results as read_results_json, write_text_atomic
@@ -157,85 +160,10 @@ def read_timestamp(folder):
     return None, f"timestamp.txt holds {shown}, not a time: the submission's time is unknown"
 
 
-def misplaced_files(student_dir, assignment, limit=10):
-    """Notebooks and .py files of a student that the class run does not grade, relative to submitted/<student>/:
-    those beside the assignment's folder, in a folder inside it (matmul/sub/) or in a folder of another name
-    (Matmul/, "matmul (1)/"). At most `limit` named, then how many more; three folders deep at most."""
-    found = []
-    for folder, dirs, files in os.walk(student_dir):
-        rel = os.path.relpath(folder, student_dir)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if rel.count(os.sep) < 2 else []
-        if rel == assignment:
-            continue  # the graded folder's own files
-        found += [os.path.normpath(os.path.join(rel, n)) for n in sorted(files)
-                  if n.endswith((".py", ".ipynb")) and not n.startswith(".")]
-    return found[:limit] + ([f"{len(found) - limit} more"] if len(found) > limit else [])
-
-
-def misplaced_note(student, assignment, files):
-    """The class run's note on a student's files outside submitted/<student>/<assignment>/."""
-    return (f"not graded: {', '.join(files)} in submitted/{student}/, outside {assignment}/ (the class run grades "
-            f"only the files directly in submitted/{student}/{assignment}/: move them there)")
-
-
-def layout_notes(coursedir, assignment, students=None):
-    """[(student, note)] of the files the class run does not grade: those outside submitted/<student>/<assignment>/
-    of a student who has that folder, and every notebook of a student who has none (a folder Matmul/, files beside
-    it): named in the run's output, never skipped without a word. `students`: only these."""
-    root = os.path.join(coursedir.root, coursedir.submitted_directory)
-    notes = []
-    for student in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        base = os.path.join(root, student)
-        if student.startswith(".") or not os.path.isdir(base) or (students and student not in students):
-            continue
-        files = misplaced_files(base, assignment)
-        if not files:
-            continue
-        if os.path.isdir(os.path.join(base, assignment)):
-            notes.append((student, misplaced_note(student, assignment, files)))
-        else:
-            notes.append((student, no_folder_note(student, assignment, files)))
-    return notes
-
-
-def linked_folder_note(folder):
-    """Why a submission folder is never read ("" when it is fine): it, or submitted/<student>/, is a symbolic link,
-    or lies outside submitted/ by a link on its way; such a folder may be the course's solutions or a classmate's."""
-    student_dir = os.path.dirname(folder)
-    root = os.path.dirname(student_dir)
-    student, assignment = os.path.basename(student_dir), os.path.basename(folder)
-    for path, rel in ((student_dir, f"submitted/{student}"), (folder, f"submitted/{student}/{assignment}")):
-        if os.path.islink(path):
-            return (f"not graded at all: {rel} is a symbolic link, never followed (put the files themselves there): "
-                    "every stage counts 0")
-    real, top = os.path.realpath(folder), os.path.realpath(root)
-    if os.path.lexists(folder) and not real.startswith(top.rstrip(os.sep) + os.sep):
-        return f"not graded at all: submitted/{student}/{assignment} lies outside submitted/: every stage counts 0"
-    return ""
-
-
-def no_folder_note(student, assignment, files):
-    """The note of a student whose submitted/<student>/ has no <assignment>/ folder, but notebooks elsewhere."""
-    return (f"not graded at all: submitted/{student}/ has no {assignment}/ folder, but holds {', '.join(files)} "
-            f"(move them into submitted/{student}/{assignment}/): every stage counts 0")
-
-
 def add_missing_stages(report, cfg, student, assignment, note=True):
     """autograder.engine.missing.add_missing_stages for submitted/<student>/<assignment>/ (the class run's rule)."""
     from autograder.engine.missing import add_missing_stages as add
     return add(report, cfg, f"submitted/{student}/{assignment}/", note)
-
-
-def override_note(overrides):
-    """The class table's and grades.csv's note on the TA's scores of one student (both numbers, and a re-grade's)."""
-    parts = []
-    for stage, o in overrides.items():
-        text = f"{stage} {o['manual']:g} set by hand (make grade: {o['auto']:g})"
-        if o.get("regraded"):
-            text += (f", re-graded {o['regraded'][0]:g} -> {o['regraded'][1]:g} under it: the hand score still stands, "
-                     "clear it in formgrader to use make grade's")
-        parts.append(text)
-    return "TA override: " + ", ".join(parts)
 
 
 LMS_UPLOAD = "lms_upload.csv"
@@ -301,7 +229,8 @@ class ClassRecords:
         self.write_feedback(student, data)
 
     def write_feedback(self, student, data):
-        """The feedback page, then results.json (the 'done' mark)."""
+        """The feedback page, then results.json (the 'done' mark), both with the grade of record."""
+        apply_overrides(data)
         path = self.results_path(student)
         write_text_atomic(os.path.join(os.path.dirname(path), "index.html"),
                           feedback.page(student, self.assignment, data))
@@ -321,11 +250,11 @@ class ClassRecords:
                 continue
             course = data["extra_data"]["course"]
             stored = course.get("overrides") or {}
-            now = {}
+            now, maxima = {}, tier_maxima(data)
             for stage, entry in found.get(student, {}).items():
-                now[stage] = dict(entry)
+                now[stage] = capped(entry, maxima.get(stage))
                 old = stored.get(stage) or {}
-                if old.get("regraded") and old.get("manual") == entry["manual"] and old.get("auto") == entry["auto"]:
+                if old.get("regraded") and old.get("manual") == now[stage]["manual"] and old.get("auto") == entry["auto"]:
                     now[stage]["regraded"] = old["regraded"]
             if now != stored:
                 course["overrides"] = now
@@ -407,9 +336,10 @@ class ClassRecords:
             if overrides:  # the grade of record is the gradebook's: the TA's score where one is set
                 note = "; ".join([override_note(overrides)] + ([note] if note else []))
             stages = {**course["stage_scores"], **{k: v["manual"] for k, v in overrides.items()}}
-            score = round(data["score"] + sum(v["manual"] - v["auto"] for v in overrides.values()), 4)
+            auto = course.get("auto_score", data["score"])
+            score = round(auto + sum(v["manual"] - v["auto"] for v in overrides.values()), 4)
             timing = data["extra_data"].get("timing")
-            rows.append({"student": student, "stages": stages, "score": score, "auto_score": data["score"],
+            rows.append({"student": student, "stages": stages, "score": score, "auto_score": auto,
                          "max_score": data["max_score"], "gradebook_total": course["gradebook_total"],
                          "device": data["extra_data"]["device"], "provisional": data["extra_data"]["provisional"],
                          "seconds": data["execution_time"], "graded_at": course["graded_at"], "note": note,

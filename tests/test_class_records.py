@@ -274,6 +274,8 @@ def test_a_tas_score_set_by_hand_is_reported_shown_and_outlives_a_regrade_with_b
     page = open(os.path.join(course, "feedback", "ben", ASSIGNMENT, "index.html"), encoding="utf-8").read()
     assert "Your grade is 5 points" in page and "5 points set by hand (make grade&#x27;s score: 0)" in page
     assert gradebook_scores(course)["ben"] == 5.0 and float(_export(course)["ben"]["score"]) == 5.0
+    ben = results_of(course, "ben")                  # results.json says the grade of record too, make grade's beside
+    assert ben["score"] == 5.0 and ben["extra_data"]["course"]["auto_score"] == 0.0
 
     _hand_in(course, "ben", ["s1_naive"], solved=["s1_naive"])  # a changed submission: graded again
     out = io.StringIO()
@@ -296,6 +298,23 @@ def test_a_tas_score_set_by_hand_is_reported_shown_and_outlives_a_regrade_with_b
     assert (grades["ben"]["score"], grades["ben"]["auto_score"]) == ("8", "8")
     assert "override" not in grades["ben"]["note"]
     assert gradebook_scores(course)["ben"] == 8.0
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+def test_a_hand_score_over_the_tiers_stage_points_is_capped_and_flagged(graded_release_class, tmp_path):
+    """formgrader offers each stage out of its GPU-tier points: a TA's full marks on a simulator-tier stage gave more
+    than the tier's total (56 of 54, 103.70 % in lms_upload.csv). Every output now counts the stage's points in
+    this tier and says the hand score was over."""
+    course = str(tmp_path / "course")
+    shutil.copytree(graded_release_class[0], course)
+    _set_by_hand(course, "ben", "s1_naive", 10.0)                      # stage 1: 10 on the GPU, 8 in the simulator
+    assert grade_class.ClassGrader(course, device="sim", out=io.StringIO()).run() == 0
+    grades = _csv(os.path.join(course, "grades.csv"))
+    assert grades["ben"]["naive"] == "8" and "OVER: 10 was set" in grades["ben"]["note"]
+    upload = _csv(os.path.join(course, "lms_upload.csv"))["ben"]
+    assert float(upload["score"]) <= float(upload["max_score"]) and float(upload["percent"]) <= 100.0
+    ben = results_of(course, "ben")
+    assert ben["score"] == float(grades["ben"]["score"]) <= ben["max_score"]
 
 
 def test_the_key_covers_the_timestamp_the_course_code_and_a_regrade_flag(tmp_path, monkeypatch):
