@@ -129,9 +129,34 @@ def _init_worker(env, warm_cfg=None):
     backends._warned.append(True)
     os.environ.update(env)
     _stacks_on_usr1()
+    _end_with_the_parent()
     if warm_cfg is not None:
         from autograder.engine import kernels
         kernels.grader_folder(warm_cfg)
+
+
+def _sigterm_unwinds():
+    """SIGTERM raises SystemExit where the process is: every `finally` and temporary folder of a grade in progress
+    is cleaned up (the student's code and the children's inputs), and the sandbox kills its children, before the
+    process ends. Python's default ends it at once and leaves them behind."""
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a second SIGTERM ends it at once
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _end_with_the_parent():
+    """A worker ends when the class run that started it ends, however it ends (kill -9 included): the kernel sends
+    it SIGTERM (PR_SET_PDEATHSIG), which unwinds it as _sigterm_unwinds says."""
+    _sigterm_unwinds()
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent was gone before the request took effect
+        raise SystemExit(143)
 
 
 def _stacks_on_usr1():
@@ -351,6 +376,12 @@ class ClassGrader(ClassRecords):
             clean = True
         finally:
             for p in pools:  # an interrupted run does not wait for a worker that is still grading
+                if not clean:  # it stops it: the worker cleans up its grade in progress (_sigterm_unwinds)
+                    for proc in list((getattr(p, "_processes", None) or {}).values()):
+                        try:
+                            proc.terminate()
+                        except (OSError, ValueError):
+                            pass
                 p.shutdown(wait=clean, cancel_futures=True)
         if failed:
             self.say(f"{len(failed)} submissions could not be graded in this run (run again to retry):")
@@ -517,6 +548,11 @@ def main(argv=None):
     p.add_argument("--slurm-task", metavar="LIST", help=argparse.SUPPRESS)  # one array task (course.slurm)
     args = p.parse_args(argv)
     from autograder.config import ConfigError
+
+    def interrupted(signum, frame):  # SIGTERM (a scheduler, `kill`) stops the run as Ctrl-C does: results saved
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         if args.slurm_task:
             return slurm.task_main(args, ClassGrader)

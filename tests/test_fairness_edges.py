@@ -186,3 +186,76 @@ def test_the_cli_counts_a_folders_missing_stages_as_make_grade_does(tmp_path):
     results = json.loads((tmp_path / "r.json").read_text())
     assert (results["score"], results["max_score"]) == (8, 54)
     assert "those stages count 0 of 46 points" in json.dumps(results)
+
+
+def _class_of_two(tmp_path):
+    """Two students whose kernel never ends: each grade runs until the check's time limit (25 s here)."""
+    from course.mutants import KNOWN_BAD
+    text = KNOWN_BAD["kernel never ends"].text
+    return course_with(tmp_path, {"ann": {"s1_naive.py": text}, "bob": {"s1_naive.py": text}})
+
+
+def _marked(marker):
+    """Pids of the processes whose environment holds `marker`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def _start_class_run(tmp_path, marker):
+    import time
+    course = _class_of_two(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch), CLASS_RUN_MARKER=marker)
+    p = subprocess.Popen([sys.executable, "-m", "course.grade_class", str(course), "--device", "sim", "--workers", "2"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until both workers have a grade in progress: its files in TMPDIR
+        if len(_marked(marker)) >= 3 and any(scratch.iterdir()):
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    return p, scratch
+
+
+def _wait_gone(marker, seconds=30):
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and _marked(marker):
+        time.sleep(0.2)
+    return _marked(marker)
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_class_run_leaves_no_worker_alive(tmp_path):
+    import signal
+    marker = f"kill9-{os.getpid()}-{id(tmp_path)}"
+    p, _ = _start_class_run(tmp_path, marker)
+    assert len(_marked(marker)) >= 3, "the workers did not start"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    left = _wait_gone(marker, seconds=8)           # a worker left alone would grade on for the whole time limit
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"{len(left)} processes of the class run still alive after kill -9"
+
+
+@pytest.mark.slow
+def test_sigterm_mid_grade_leaves_no_student_code_in_the_temp_folder(tmp_path):
+    import signal
+    marker = f"term-{os.getpid()}-{id(tmp_path)}"
+    p, scratch = _start_class_run(tmp_path, marker)
+    assert any(scratch.iterdir()), "no grade was in progress"
+    p.send_signal(signal.SIGTERM)
+    out = p.communicate(timeout=60)[0].decode()
+    assert p.returncode == 130, out
+    assert _wait_gone(marker) == []
+    assert sorted(x.name for x in scratch.iterdir()) == [], out
