@@ -27,7 +27,7 @@ REPIN ?=
 .PHONY: help venv exercises test test-checks notebooks grade grade-repos release selfcheck-package template gpu-check clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-17s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)

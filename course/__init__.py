@@ -28,3 +28,10 @@ def use_venv_tools():
     path = os.environ.get("PATH", "")
     if folder not in path.split(os.pathsep):
         os.environ["PATH"] = folder + (os.pathsep + path if path else "")
+
+
+def shown_path(path, start=None):
+    """A path as a message prints it: relative to where the command runs when it lies below, else absolute
+    (`../course/...` from inside the grader's clone sends the reader up and around)."""
+    rel = os.path.relpath(path, start)
+    return os.path.abspath(path) if rel.startswith("..") else rel

@@ -60,11 +60,16 @@ def stage_points(results, stage):
 BELOW = " (the likely cause is below)"
 
 
+ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+
+
 def _shorten(line, width):
     """`line` in at most `width` characters, cut after a whole sentence where one fits."""
     if len(line) <= width:
         return line
-    end = line.rfind(". ", 0, width - 3)
+    ends = [m.start() for m in re.finditer(r"\. ", line[:width - 3])
+            if not line[:m.start() + 1].lower().endswith(ABBREVIATIONS)]   # "e.g. " ends no sentence
+    end = ends[-1] if ends else -1
     return line[:end + 1] if end > width // 3 else line[: width - 3] + "..."
 
 
@@ -296,23 +301,23 @@ def histogram_png(path, scores, max_score, bins=5):
     return ticks  # the y ticks drawn (whole students)
 
 
+TIME_PARTS = (("compile_s", "compiling"), ("checks_s", "running the checks"), ("speed_s", "timing on the GPU"))
+
+
 def timing_summary(rows):
-    """Median seconds per submission of each `*_s` key of the engine's timing breakdown (results.json
-    extra_data["timing"]), with the wall time of grading; "" when no submission has a breakdown."""
+    """One line an instructor reads: the median time a submission took to grade, and where it went (compiling, the
+    checks, the GPU timing), from the engine's breakdown (results.json extra_data["timing"]); "" when no submission
+    has one."""
     import statistics
-    keys = []
-    for r in rows:
-        for k, v in (r.get("timing") or {}).items():
-            if k.endswith("_s") and isinstance(v, (int, float)) and not isinstance(v, bool) and k not in keys:
-                keys.append(k)
-    if not keys:
+
+    def median(key):
+        values = [r["timing"][key] for r in rows if isinstance((r.get("timing") or {}).get(key), (int, float))
+                  and not isinstance(r["timing"][key], bool)]
+        return statistics.median(values) if values else None
+    total = median("total_s")
+    if total is None:
         return ""
-    order = ["total_s", "children_s", "startup_s", "imports_s", "module_s", "cuda_ctx_s", "outside_s", "compile_s",
-             "checks_s", "speed_s", "cpu_s"]
-    keys.sort(key=lambda k: (order.index(k) if k in order else len(order), k))
-    parts = []
-    for k in keys:
-        values = [r["timing"][k] for r in rows if isinstance((r.get("timing") or {}).get(k), (int, float))]
-        parts.append(f"{k[:-2].replace('_', ' ')} {statistics.median(values):.1f} s")
-    n = sum(1 for r in rows if r.get("timing"))
-    return f"Time per submission (median of {n}): " + ", ".join(parts)
+    n = sum(1 for r in rows if isinstance((r.get("timing") or {}).get("total_s"), (int, float)))
+    parts = [f"{median(k):.1f} s {what}" for k, what in TIME_PARTS if median(k) is not None]
+    return (f"A submission took {total:.1f} s to grade (median of {n} submission{'s' if n != 1 else ''})"
+            + (f": {', '.join(parts)}" if parts else "") + ".")

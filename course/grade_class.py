@@ -53,7 +53,7 @@ import sys
 import threading
 import time
 
-from . import ASSIGNMENT, DEMO_COURSE
+from . import ASSIGNMENT, DEMO_COURSE, shown_path
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
@@ -369,6 +369,7 @@ class ClassGrader(ClassRecords):
                     bar.close()
                     self.say(f"interrupted: {done} of {len(todo)} graded in this run are saved; run again to grade "
                              "the rest")
+                    self.graded_now = done
                     self.finish()
                     raise
                 bar.close()
@@ -387,6 +388,7 @@ class ClassGrader(ClassRecords):
             self.say(f"{len(failed)} submissions could not be graded in this run (run again to retry):")
             for student, why in failed:
                 self.say(f"  {student}: {why}")
+        self.graded_now = done
         self.finish()
         return done + collected
 
@@ -457,7 +459,7 @@ class ClassGrader(ClassRecords):
         if provisional:
             self.say(f"{provisional} of {len(rows)} graded in the simulator tier: provisional (speed not timed; "
                      "the GPU tier's grade is the grade of record)")
-        timing = feedback.timing_summary(rows)
+        timing = feedback.timing_summary(rows) if getattr(self, "graded_now", 0) else ""
         if timing:
             self.say("\n" + timing)
         self.say(f"\nHistogram of totals (of {max_score:g} points graded on "
@@ -468,7 +470,7 @@ class ClassGrader(ClassRecords):
         feedback.histogram_png(png, [r["score"] for r in rows], max_score)
         if any(r["provisional"] for r in rows):
             self.say("Provisional: speed and GPU-tool checks need a GPU and counted neither way.")
-        rel = os.path.relpath(self.course)
+        rel = shown_path(self.course)
         self.say(f"For the LMS: {rel}/lms_upload.csv (student_id, percent of the grade of record, tier, provisional; "
                  "README: What to upload).")
         self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
@@ -505,9 +507,9 @@ class ClassGrader(ClassRecords):
         """The nbgrader commands the summary prints, as they run from the current folder: `cd` into the course, then
         this interpreter's nbgrader by its path from there (outside the venv a bare `nbgrader` is not found)."""
         import shlex
-        rel = os.path.relpath(self.course)
+        rel = shown_path(self.course)
         tool = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "nbgrader")
-        tool = os.path.relpath(tool, self.course)
+        tool = shown_path(tool, self.course)
         cd = f"cd {shlex.quote(rel)} && {shlex.quote(tool)}"
         return [f"{cd} export                      # gradebook-export.csv, with each student's tier",
                 f"{cd} generate_feedback {self.assignment}   # nbgrader's page of each notebook, beside index.html"]

@@ -17,7 +17,7 @@ import io
 import json
 import os
 
-from . import feedback
+from . import feedback, shown_path
 from .layout import (layout_notes, linked_folder_note, misplaced_files, misplaced_note,  # noqa: F401
                      no_folder_note)
 from .overrides import apply_overrides, capped, override_note, tier_maxima  # noqa: F401
@@ -306,7 +306,7 @@ class ClassRecords:
             if not os.path.isdir(source):  # formgrader lists an assignment only when its source folder exists
                 from .notebooks import write_ipynbs
                 write_ipynbs(source)
-                self.say(f"wrote the assignment's source notebooks to {os.path.relpath(source)} (formgrader needs them)")
+                self.say(f"wrote the assignment's source notebooks to {shown_path(source)} (formgrader needs them)")
             with gb_mod.open_gradebook(self.coursedir) as gb:
                 gb_mod.sync_assignment(gb, self.cfg, self.assignment)
                 yield gb

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 
-from . import ASSIGNMENT, BUILD_COURSE, ROOT, use_venv_tools
+from . import ASSIGNMENT, BUILD_COURSE, ROOT, shown_path, use_venv_tools
 from . import notebooks
 from .notebooks import score_cell_id
 
@@ -174,7 +174,7 @@ def main(argv=None):
         print(f"error: {exc}", file=sys.stderr)
         return 1
     names = sorted(n for n in os.listdir(release_dir) if n.endswith(".ipynb"))
-    print(f"released {len(names)} notebooks to {os.path.relpath(release_dir, os.getcwd())}: no solution survived, "
+    print(f"released {len(names)} notebooks to {shown_path(release_dir)}: no solution survived, "
           "every solution cell holds the stub")
     return 0
 

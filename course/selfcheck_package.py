@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import ROOT
+from . import ROOT, shown_path
 
 DIST = os.path.join(ROOT, "build", "dist")
 
@@ -41,7 +41,7 @@ def main(argv=None):
     p.add_argument("--dest", default=DIST, help="folder for the wheel (default: build/dist)")
     args = p.parse_args(argv)
     wheel = build_wheel(args.dest)
-    print(f"wrote {os.path.relpath(wheel)}: students run `pip install \"{os.path.basename(wheel)}[ptx,plot]\"` in "
+    print(f"wrote {shown_path(wheel)}: students run `pip install \"{os.path.basename(wheel)}[ptx,plot]\"` in "
           "their own environment (README: For students), then open the notebooks")
     return 0
 

@@ -35,7 +35,7 @@ import sys
 import time
 import traceback
 
-from . import ROOT
+from . import ROOT, shown_path
 from autograder.config import Key
 from .settings import GRADING_DIR, CourseError, course_settings
 
@@ -252,7 +252,7 @@ class SlurmRun:
             g.say("Tasks that ended without a result (their students are submitted again):")
             for student, task, state in ended:
                 log = os.path.join(self.dir, "logs", f"{task}.out")
-                g.say(f"  {student}: task {task} {state}" + (f" (log {os.path.relpath(log)})" if os.path.exists(log) else ""))
+                g.say(f"  {student}: task {task} {state}" + (f" (log {shown_path(log)})" if os.path.exists(log) else ""))
         waiting = sorted({last[s][0].split("_")[0] for s, _ in running})
         if submit:
             job_id, tasks = self.submit(submit)
@@ -261,7 +261,7 @@ class SlurmRun:
             self.save_jobs(jobs)
             waiting.append(job_id)
             g.say(f"submitted job array {job_id}: {len(tasks)} tasks of up to {self.s['batch']} submissions "
-                  f"(logs in {os.path.relpath(os.path.join(self.dir, 'logs'))})")
+                  f"(logs in {shown_path(os.path.join(self.dir, 'logs'))})")
         if not waiting:
             g.finish()
             return 1 if unknown else 0

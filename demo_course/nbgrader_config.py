@@ -22,6 +22,8 @@ c.HTMLExporter.sanitize_html = True
 # autograded/<student>/ (formgrader's "Autograde" button, `nbgrader autograde`). Both refuse, saying what to run.
 # formgrader shows the message in a modal without wrapping it: short lines, the command on a line of its own.
 try:
+    import os
+
     from nbgrader.converters import Autograde as _Autograde
 
     def _graded_by_make_grade(self):
@@ -33,7 +35,8 @@ try:
                    "Nothing was changed. To grade the student again,\n"
                    "run in the course's repository:\n"
                    "\n"
-                   f"  make grade COURSE=<this folder> STUDENT={student if student != '*' else '<id>'} FORCE=1\n")
+                   f"  make grade STUDENT={student if student != '*' else '<id>'} FORCE=1 \\\n"
+                   f"    COURSE={os.path.abspath(self.coursedir.root)}\n")
         self.log.error(message)
         raise RuntimeError(message)
     _Autograde.start = _graded_by_make_grade

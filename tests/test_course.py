@@ -376,10 +376,11 @@ def test_class_settings_are_checked(tmp_path):
 
 def test_summary_shows_the_median_time_breakdown_of_the_keys_present():
     from course import feedback
-    rows = [{"timing": {"total_s": 27.0, "startup_s": 6.0, "children_s": 20.0, "n_children": 40}},
+    rows = [{"timing": {"total_s": 27.0, "startup_s": 6.0, "checks_s": 20.0, "n_children": 40}},
             {"timing": {"total_s": 29.0, "startup_s": 4.0}}, {"timing": {}}, {}]
     text = feedback.timing_summary(rows)
-    assert text == "Time per submission (median of 2): total 28.0 s, children 20.0 s, startup 5.0 s"
+    assert text == "A submission took 28.0 s to grade (median of 2 submissions): 20.0 s running the checks."
+    assert feedback.timing_summary(rows[1:2]).startswith("A submission took 29.0 s to grade (median of 1 submission)")
     assert feedback.timing_summary([{"timing": {}}, {}]) == ""
 
 
@@ -581,7 +582,8 @@ def test_formgrader_shows_why_and_its_autograde_button_refuses(graded_demo_cours
     assert "Every check passed" in comments["ada", "tiled"][0] and "provisional" in comments["ada", "tiled"][0]
     assert "did not finish within" in comments["eve", "naive"][0]
     assert answer["success"] is False
-    assert f"make grade COURSE=<this folder> STUDENT={student} FORCE=1" in answer["error"], answer["error"][-600:]
+    assert f"make grade STUDENT={student} FORCE=1 \\\n    COURSE={os.path.abspath(course)}\n" in answer["error"], \
+        answer["error"][-600:]
     assert sorted(os.listdir(autograded)) == before  # nothing deleted
     grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"))
     assert grader.todo(grader.select()) == []
@@ -662,9 +664,10 @@ def test_formgrader_and_export_of_a_released_course_count_each_stage_once(releas
     assert refusal["success"] is False
     message = refusal["error"].split("RuntimeError:", 1)[1]
     lines = message.strip("\n").splitlines()
-    assert "make grade COURSE=<this folder> STUDENT=ben FORCE=1" in [line.strip() for line in lines], message
-    assert max(len(line) for line in lines) <= 64, message
-    assert "make grade COURSE=<this folder> STUDENT=ben FORCE=1" in refusal.get("log", ""), refusal
+    assert "make grade STUDENT=ben FORCE=1 \\" in [line.strip() for line in lines], message
+    assert f"COURSE={os.path.abspath(course)}" in [line.strip() for line in lines], message   # the real folder
+    assert max(len(line) for line in lines if "COURSE=" not in line) <= 64, message
+    assert "make grade STUDENT=ben FORCE=1" in refusal.get("log", ""), refusal
     # Generate Feedback: make grade's files are where they were, nbgrader's pages beside them say why
     for (student, name), data in kept.items():
         assert open(os.path.join(course, "feedback", student, ASSIGNMENT, name), "rb").read() == data, (student, name)

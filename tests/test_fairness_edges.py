@@ -259,3 +259,22 @@ def test_sigterm_mid_grade_leaves_no_student_code_in_the_temp_folder(tmp_path):
     assert p.returncode == 130, out
     assert _wait_gone(marker) == []
     assert sorted(x.name for x in scratch.iterdir()) == [], out
+
+
+def test_a_comment_is_never_cut_after_e_g():
+    """The gradebook comment cut the suggested fix off after "e.g.": an abbreviation ends no sentence."""
+    from course.feedback import _shorten
+    line = ("Wrong results in 12 of 16 tiles. Likely cause: the tile is read before it is written; put a barrier "
+            "between the load and the product, e.g. cuda.syncthreads() after sB[ty, tx] = B[...] and before the loop "
+            "over k, then compare again.")
+    short = _shorten(line, 200)
+    assert not short.endswith("e.g.") and short.endswith("Wrong results in 12 of 16 tiles.") or "e.g. cuda" in short
+    assert not _shorten(line[:60] + " e.g. more words here and more and more", 70).endswith("e.g.")
+
+
+def test_the_readme_gives_the_demo_students_scores():
+    import re
+    from course.demo import STUDENTS
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    said = re.search(r"they score ([\d, and]+) of 54 points", text)[1]
+    assert [int(x) for x in re.findall(r"\d+", said)] == [s.expected_total for s in STUDENTS]
