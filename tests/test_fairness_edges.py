@@ -278,3 +278,24 @@ def test_the_readme_gives_the_demo_students_scores():
     text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     said = re.search(r"they score ([\d, and]+) of 54 points", text)[1]
     assert [int(x) for x in re.findall(r"\d+", said)] == [s.expected_total for s in STUDENTS]
+
+
+RENAMED = r'''
+import os, sys, json
+from autograder import selfcheck
+text = open(os.path.join("solutions", "s1_naive.py")).read().replace("matmul_naive_kernel", "my_kernel")
+ns = {"__name__": "__main__"}
+exec(compile(text, "<cell 3>", "exec"), ns)
+report = selfcheck.check("naive", ns, plot=False)
+print(json.dumps(report.results))
+'''
+
+
+def test_the_self_check_names_a_renamed_kernel_and_its_line():
+    """A renamed kernel: the message named neither the function it found nor a line."""
+    p = subprocess.run([sys.executable, "-c", RENAMED], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    (name, passed, message), = json.loads(p.stdout.strip().splitlines()[-1])
+    assert not passed and "matmul_naive_kernel not found" in message
+    assert "a CUDA kernel named my_kernel (line " in message and "released name" in message, message

@@ -91,12 +91,32 @@ class _Run(_StageChecks, _Plot):
             return f"{name}, {finding}"
         return f"line {int(m.group(1)) + code.co_firstlineno - 1} of the cell defining {name}{finding[m.end():]}"
 
+    def renamed(self, missing):
+        """Where a missing function was likely renamed: the CUDA kernels (and other functions) the notebook defines
+        under other names, each with the line of its cell."""
+        found = []
+        for name, obj in self.ns.items():
+            if name.startswith("_") or name in missing:
+                continue
+            kernel = L.is_cuda_kernel(obj)
+            code = getattr(getattr(obj, "py_func", obj), "__code__", None)
+            if code is None or not (kernel or callable(obj)) or getattr(obj, "__module__", None) not in (
+                    None, "__main__", self.ns.get("__name__")):
+                continue
+            where = _cite(f"line {code.co_firstlineno}", self.files, code.co_filename)
+            found.append(f"{'a CUDA kernel' if kernel else 'a function'} named {name} ({where})")
+        if not found:
+            return ""
+        return (" This notebook defines " + "; ".join(found[:4]) + ": if one of these is the stage's, give it back "
+                "its released name (the grader finds the stage by it).")
+
     def ready(self):
         """False (with a FAIL line) when the stage's functions are missing or still stubs."""
         missing = [n for n in (self.stage.kernel, self.stage.launcher) if n not in self.ns]
         if missing:
             self.add("the stage's functions are defined", False,
-                     f"{' and '.join(missing)} not found: run the cells above that define them (keep their names).")
+                     f"{' and '.join(missing)} not found: run the cells above that define them (keep their names)."
+                     + self.renamed(missing))
             return False
         if not L.is_cuda_kernel(self.ns[self.stage.kernel]):
             self.add("the kernel is a CUDA kernel", False, f"{self.stage.kernel} is not a Numba CUDA kernel: "
