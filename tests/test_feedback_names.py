@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from autograder.stages import STAGES
-from course import ASSIGNMENT, demo, grade_class, use_venv_tools
+from course import ASSIGNMENT, demo, grade_class, shown_path, use_venv_tools
 from coursekit import ROOT, graded_demo_course, released_course  # noqa: F401 (fixtures)
 from test_course import formgrader
 
@@ -103,12 +103,13 @@ def test_generate_feedback_on_the_graded_demo_course(graded_demo_course, tmp_pat
     os.chdir(ROOT)
     try:
         commands = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w")).nbgrader_commands()
+        shown = shown_path(course)   # absolute: a relative path from the clone would climb out of it
     finally:
         os.chdir(here)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = "/usr/bin:/bin"
     for command in commands:
-        assert command.startswith(f"cd {os.path.relpath(course, ROOT)} && ")
+        assert command.startswith(f"cd {shown} && ") and shown == os.path.abspath(course)
         ran = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert ran.returncode == 0, (command, ran.stdout[-2000:], ran.stderr[-3000:])
     assert os.path.isfile(os.path.join(course, "gradebook-export.csv"))
