@@ -299,3 +299,50 @@ def test_the_self_check_names_a_renamed_kernel_and_its_line():
     (name, passed, message), = json.loads(p.stdout.strip().splitlines()[-1])
     assert not passed and "matmul_naive_kernel not found" in message
     assert "a CUDA kernel named my_kernel (line " in message and "released name" in message, message
+
+
+SELFCHECK = r'''
+import json, os, sys, time
+from autograder import selfcheck
+text = sys.stdin.read()
+ns = {"__name__": "__main__"}
+exec(compile(text, "<cell 3>", "exec"), ns)
+started = time.perf_counter()
+report = selfcheck.check("naive", ns, plot=True)
+print(json.dumps({"results": report.results, "seconds": time.perf_counter() - started}))
+'''
+
+
+def _selfcheck(text):
+    p = subprocess.run([sys.executable, "-c", SELFCHECK], input=text, cwd=ROOT, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1]), p.stdout
+
+
+@pytest.mark.slow
+def test_the_self_check_stops_a_never_ending_kernel_at_the_graders_limit():
+    """A never-ending kernel hung the notebook's self-check (still running after 180 s) where the grader stops it at
+    its limit for the shapes. The self-check now has the grader's limit, says so, and runs nothing more of it."""
+    from autograder import config
+    from autograder.engine.plan import sim_seconds
+    from autograder.stages import find
+    from course.mutants import KNOWN_BAD
+    limit = sim_seconds(config.load(), None, next(iter(find("naive").sim_shape_groups(16).values())))
+    got, out = _selfcheck(KNOWN_BAD["kernel never ends"].text)
+    assert got["seconds"] < limit + 15, got["seconds"]
+    failed = {name: message for name, ok, message in got["results"] if not ok}
+    assert any(f"did not finish within {limit:.0f} s" in m for m in failed.values()), got["results"]
+
+
+def test_the_self_check_runs_nothing_the_gpu_compiler_rejected():
+    """When the compile check failed, the self-check said nothing would run, then ran the kernel anyway."""
+    text = solution("s1_naive").replace("        C[row, col] = acc\n",
+                                        "        scratch = {}\n        scratch[0] = acc\n        C[row, col] = acc\n")
+    got, out = _selfcheck(text)
+    results = {name: (ok, message) for name, ok, message in got["results"]}
+    compiled = next(v for k, v in results.items() if "compiles" in k or "compile" in k)
+    if compiled[0]:
+        pytest.skip("this numba compiles the dict for the GPU: no rejected kernel to test with")
+    correct = [v for k, v in results.items() if k.startswith("correct results")]
+    assert correct and all(not ok and m.startswith("not run:") for ok, m in correct), results

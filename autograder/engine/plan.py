@@ -25,13 +25,8 @@ class Planning:
                    lim["gpu_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12))
 
     def sim_timeout(self, shapes):
-        """Seconds a simulator child may run: start-up plus sim_work_factor times the simulated block-steps (one
-        TILE x TILE block through one tile of K) at sim_block_step_s each, scaled by the block's threads."""
-        lim = self.cfg["limits"]
-        t = self.tile or 16
-        steps = sum(math.ceil(M / t) * math.ceil(N / t) * (1 + math.ceil(K / t)) for M, K, N in shapes)
-        work = steps * lim["sim_block_step_s"] * max(1.0, (t / 16) ** 2)
-        return min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * work)
+        """Seconds a simulator child may run (sim_seconds)."""
+        return sim_seconds(self.cfg, self.tile, shapes)
 
     def draw(self, shapes):
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
@@ -61,3 +56,14 @@ class Planning:
         """Where this stage's children start in the grade's queue (lowest first). In the simulator the later stages'
         children are the longest (1024-thread blocks, the challenge's register tiles): they start first."""
         return -self.stage.number
+
+
+def sim_seconds(cfg, tile, shapes):
+    """Seconds a simulator child may run: start-up plus sim_work_factor times the simulated block-steps (one
+    TILE x TILE block through one tile of K) at sim_block_step_s each, scaled by the block's threads. The notebook
+    self-check gives its own launches the same limit."""
+    lim = cfg["limits"]
+    t = tile or 16
+    steps = sum(math.ceil(M / t) * math.ceil(N / t) * (1 + math.ceil(K / t)) for M, K, N in shapes)
+    work = steps * lim["sim_block_step_s"] * max(1.0, (t / 16) ** 2)
+    return min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * work)

@@ -51,11 +51,25 @@ class _StageChecks:
             self.add(check.name, check.status == PASSED, check.output)
 
     def correctness(self):
+        from ..engine.plan import sim_seconds
+        from .run import TimeLimit, time_limit_message, within
         for group, shapes in self.stage.sim_shape_groups(self.tile or 16).items():
+            if getattr(self, "rejected", ""):  # the grader runs nothing no GPU compiles
+                self.add(f"correct results: {group}", False, "not run: " + compiles.not_run_rejected(self.rejected))
+                continue
             lines, ok = [], True
+            limit = sim_seconds(self.cfg, self.tile, shapes)
             for M, K, N in shapes:
                 try:
-                    A, B, C, past_end, _ = self.launch(M, K, N)
+                    if self.sim:
+                        with within(limit):
+                            A, B, C, past_end, _ = self.launch(M, K, N)
+                    else:
+                        A, B, C, past_end, _ = self.launch(M, K, N)
+                except TimeLimit:
+                    self.add(f"correct results: {group}", False, f"{M}x{K} @ {K}x{N}: {time_limit_message(limit)}")
+                    self.stopped = True
+                    return
                 except Exception as exc:
                     ok = False
                     lines.append(f"{M}x{K} @ {K}x{N}: {_explain(exc, self.files)}")
@@ -80,8 +94,20 @@ class _StageChecks:
             return
         # a shape drawn as the grader draws its own; for the figure alone, one to four blocks
         M, K, N = self.stage.instrument_shape(t, self.rng) if keys else (16 if self.stage.name == "naive" else 32,) * 3
+        if getattr(self, "stopped", False):  # as the grader: a stage that ran past its limit runs no later check
+            for key in keys:
+                self.add(titles.DATA_REUSE if key == "data_reuse" else titles.SIM[key], False,
+                         "not run: a launch above ran past its time limit")
+            return
+        from ..engine.plan import sim_seconds
+        from .run import TimeLimit, time_limit_message, within
+        limit = sim_seconds(self.cfg, self.tile, [(M, K, N)]) * 4   # the instruments cost about 4x a plain run
         try:
-            A, B, C, past_end, facts = self.launch(M, K, N, instrument=True)
+            with within(limit):
+                A, B, C, past_end, facts = self.launch(M, K, N, instrument=True)
+        except TimeLimit:
+            self.add("simulator instruments", False, time_limit_message(limit))
+            return
         except Exception as exc:
             self.add("simulator instruments", False, "the instrumented run failed: " + _explain(exc, self.files))
             return
