@@ -1,5 +1,6 @@
 """Trusted parent side: a stage's verdicts from its children's facts. A check that depends on another is gated by
 it and inherits its fault (outcome.py); the checks themselves are pure judges in autograder/checks/."""
+import copy
 import os
 
 
@@ -126,7 +127,10 @@ class Judging:
         verdict stays as judged); in the simulator speed stays a visible skip."""
         def failed(key, group=None, share=1.0):
             return self.check(key, title(self, key, group), share).verdict(False, why)
-        checks = [failed("compiles"), self.shortcut]
+        # the grammar judged no code of a stage whose file was never read: not a PASS, a row that says so
+        grammar = (copy.copy(self.shortcut).skip("no file of this stage was read: " + why.split(":", 1)[0])
+                   if self.src.unreadable else self.shortcut)
+        checks = [failed("compiles"), grammar]
         if self.stage.tiled and "shared_memory" in self.points:
             checks.append(failed("shared_memory"))
         groups = list(self.shape_groups())

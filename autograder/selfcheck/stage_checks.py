@@ -52,7 +52,7 @@ class _StageChecks:
 
     def correctness(self):
         from ..engine.plan import sim_seconds
-        from .run import TimeLimit, time_limit_message, within
+        from .limits import TimeLimit, time_limit_message, within
         for group, shapes in self.stage.sim_shape_groups(self.tile or 16).items():
             if getattr(self, "rejected", ""):  # the grader runs nothing no GPU compiles
                 self.add(f"correct results: {group}", False, "not run: " + compiles.not_run_rejected(self.rejected))
@@ -100,7 +100,7 @@ class _StageChecks:
                          "not run: a launch above ran past its time limit")
             return
         from ..engine.plan import sim_seconds
-        from .run import TimeLimit, time_limit_message, within
+        from .limits import TimeLimit, time_limit_message, within
         limit = sim_seconds(self.cfg, self.tile, [(M, K, N)]) * 4   # the instruments cost about 4x a plain run
         try:
             with within(limit):
