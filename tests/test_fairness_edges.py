@@ -351,3 +351,20 @@ def test_the_self_check_runs_nothing_the_gpu_compiler_rejected():
         pytest.skip("this numba compiles the dict for the GPU: no rejected kernel to test with")
     correct = [v for k, v in results.items() if k.startswith("correct results")]
     assert correct and all(not ok and m.startswith("not run:") for ok, m in correct), results
+
+
+def test_the_self_check_shows_no_numpy_warning_and_the_students_tile():
+    """A kernel whose float32 products overflow leaked numpy's RuntimeWarning into the self-check; with TILE = 8 the
+    header said TILE = 16."""
+    text = solution("s1_naive").replace("        C[row, col] = acc\n",
+                                        "        C[row, col] = acc * float32(1e30) * float32(1e30)\n")
+    if "float32" not in text.split("def matmul_naive_kernel")[0]:
+        text = "from numpy import float32\n" + text
+    got, out = _selfcheck(text)
+    assert "RuntimeWarning" not in out and "overflow encountered" not in out, out
+    assert any(not ok for _, ok, _ in got["results"])                     # wrong results, said by the checks
+    tiled = open(os.path.join(ROOT, "solutions", "s2_tiled.py"), encoding="utf-8").read().replace(
+        "TILE = 16", "TILE = 8")
+    p = subprocess.run([sys.executable, "-c", SELFCHECK.replace('"naive"', '"tiled"')], input=tiled, cwd=ROOT,
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert "TILE = 8 (not one of the course's tile sizes: checked as 16" in p.stdout, p.stdout[:600]

@@ -31,7 +31,9 @@ def judge(g, result):
     others = [k for k in f.get("compiled", []) if k != g.stage.kernel]
     also = f"; compiled with it: {', '.join(others)}, which {g.stage.launcher} launches too" if others else ""
     return check.verdict(True, f"compiled: {len(f['shared_arrays'])} shared arrays "
-                               f"({sum(f['shared_arrays'])} bytes), {f['barriers']} barriers{extra}{also}")
+                               f"({sum(f['shared_arrays'])} bytes), {f['barriers']} barrier instructions in the compiled code "
+                               f"(the compiler may copy a loop's barriers: more than your code writes is normal)"
+                               f"{extra}{also}")
 
 
 def _rejected(g, facts):

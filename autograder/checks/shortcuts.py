@@ -6,7 +6,7 @@ from ..grammar import module_constants, violations
 from .titles import title
 
 RULES = ("A kernel module holds imports (math, numpy dtypes, numba), constants, @cuda.jit kernels and launchers "
-         "that launch them, and nothing else (README: the student contract).")
+         "that launch them, and nothing else.")
 
 
 def tile_findings(stage, source, tiles):

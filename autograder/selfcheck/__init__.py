@@ -54,12 +54,17 @@ def check(stage_name, namespace=None, plot=True, seed=None):
         namespace = inspect.currentframe().f_back.f_globals
     started = time.perf_counter()
     renumber_cells(namespace.get("_ih"))  # a cell holding U+2028: its functions read as Python numbers its lines
-    with warnings.catch_warnings():
+    import numpy as np
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
         quiet_numba_warnings()
+        warnings.simplefilter("ignore", RuntimeWarning)  # a kernel's float32 overflow: the checks say what is wrong
         run = _Run(stage, namespace, seed)
+        own = namespace.get("TILE", run.ns.get("TILE"))
+        tile = (f", TILE = {run.tile}" if own == run.tile or own is None else
+                f", TILE = {own!r} (not one of the course's tile sizes: checked as {run.tile}, as the grader does)")
         print(f"Self-check of stage {stage.number} ({stage.title}) "
               f"{'in the CUDA simulator (no GPU)' if run.sim else 'on the GPU'}"
-              + (f", TILE = {run.tile}" if run.tile else "") + ":")
+              + (tile if run.tile else "") + ":")
         if not run.sim and not run.cuda.is_available():
             run.skip("every check", "There is no GPU here and the CUDA simulator is off: Numba was imported before "
                      "the setup cell chose the simulator (a cell run before it, out of order). Restart the kernel "

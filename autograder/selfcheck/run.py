@@ -134,6 +134,7 @@ class _Run(_StageChecks, _Plot):
                     for line in violations(textwrap.dedent(text), {k: v for k, v in names.items() if k != name})]
         if findings:
             self.add("only what a kernel module may contain", False,
-                     "the grader scores this whole stage 0 for these (README: the student contract):\n"
+                     "the grader scores this whole stage 0 for these (a kernel module holds imports, constants, "
+                     "@cuda.jit kernels and the launchers that launch them, and nothing else):\n"
                      + "\n".join(findings))
         return True
