@@ -75,6 +75,21 @@ def _backend():
     return sandbox.backend("auto")[0]
 
 
+def _descends_from(pid, ancestor):
+    """Whether process `pid` is a descendant of `ancestor` (a parallel test's grading children are left alone)."""
+    for _ in range(64):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                pid = int(next(ln.split()[1] for ln in f if ln.startswith("PPid:")))
+        except (OSError, StopIteration, ValueError):
+            return False
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
 def _kill_children_with_sigkill(stop, killed, after_s=4.0):
     """As the host's out-of-memory killer would: SIGKILL to each grading child (child/entry.py) `after_s` seconds
     after it appeared (it said hello long before)."""
@@ -90,7 +105,7 @@ def _kill_children_with_sigkill(stop, killed, after_s=4.0):
                     cmd = f.read().split(b"\0")
             except OSError:
                 continue
-            if any(c.endswith(b"autograder/child/entry.py") for c in cmd):
+            if any(c.endswith(b"autograder/child/entry.py") for c in cmd) and _descends_from(pid, os.getpid()):
                 first = seen.setdefault(pid, time.monotonic())
                 if time.monotonic() - first > after_s and pid not in killed:
                     try:
