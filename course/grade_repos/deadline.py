@@ -48,12 +48,9 @@ class Witness:
         self.git = git
         self.sightings = sorted(((parse(s["at"]), s["refs"]) for s in memory.get("sightings", [])),
                                 key=lambda x: x[0])
-        self._history = {}
 
     def history(self, head):
-        if head not in self._history:
-            self._history[head] = self.git.first_parent(head) if self.git.has_commit(head) else []
-        return self._history[head]
+        return self.git.first_parent(head) if self.git.has_commit(head) else []
 
     def commit_seen(self, branch):
         """{commit: first time a fetch saw it on `branch`'s first-parent history}."""

@@ -52,17 +52,22 @@ def project_of(url):
 
 
 class Forge:
-    """One forge's API: `kind` github or gitlab, `api` its base address, the token from the environment."""
+    """One forge's API: `kind` github or gitlab, `api` its base address, the token from the environment; `repo`
+    (OWNER/NAME with {username}) where a repository's path on the forge is not its clone address's."""
 
-    def __init__(self, kind, api=None, env=None):
+    def __init__(self, kind, api=None, env=None, repo=None):
         if kind not in APIS:
             raise ForgeError(f"--forge {kind!r}: use github or gitlab")
         env = os.environ if env is None else env
-        self.kind, self.api = kind, (api or APIS[kind]).rstrip("/")
+        self.kind, self.api, self.repo = kind, (api or APIS[kind]).rstrip("/"), repo
         self.token = next((env[k] for k in TOKENS[kind] if env.get(k)), None)
         if not self.token:
             raise ForgeError(f"--forge {kind} needs a token that can read the students' repositories: set "
                              f"{' or '.join(TOKENS[kind])}")
+
+    def project(self, username, url):
+        """OWNER/NAME of a student's repository on the forge."""
+        return self.repo.format(username=username) if self.repo else project_of(url)
 
     def _get(self, url):
         headers = {"User-Agent": "matmul-grade-repos"}

@@ -18,6 +18,7 @@ class Git:
 
     def __init__(self, path):
         self.path = path
+        self._first_parent = {}   # a commit's history never changes: each head is listed once per run
 
     def run(self, *args, check=True, text=True):
         p = subprocess.run(["git", "--git-dir", self.path, *args], capture_output=True, text=text)
@@ -58,11 +59,15 @@ class Git:
         return datetime.datetime.fromtimestamp(int(self.out("show", "-s", "--format=%ct", sha)), datetime.timezone.utc)
 
     def first_parent(self, head):
-        """[(sha, committer time as a Unix time)] of `head`'s first-parent history, newest first."""
+        """[(sha, committer time as a Unix time)] of commit `head`'s first-parent history, newest first (the list is
+        shared between callers: read it, never change it)."""
+        if head in self._first_parent:
+            return self._first_parent[head]
         text = self.out("rev-list", "--first-parent", f"--max-count={MAX_HISTORY}", "--format=%ct", head)
         lines = text.splitlines()
-        return [(lines[i].split()[1], int(lines[i + 1])) for i in range(0, len(lines) - 1, 2)
-                if lines[i].startswith("commit ")]
+        self._first_parent[head] = [(lines[i].split()[1], int(lines[i + 1])) for i in range(0, len(lines) - 1, 2)
+                                    if lines[i].startswith("commit ")]
+        return self._first_parent[head]
 
     def tree_of(self, commit):
         return self.out("rev-parse", f"{commit}^{{tree}}")

@@ -15,7 +15,7 @@ from .. import ASSIGNMENT, ROOT
 from . import deadline as witness
 from . import files as tree_files
 from . import record, tamper
-from .forge import Forge, ForgeError, project_of
+from .forge import Forge, ForgeError
 from .git import Git, fetch
 from .inputs import DEFAULT_REPO_URL, RepoError, parse_deadline, read_roster, repo_url
 
@@ -100,7 +100,7 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
     git, pushes = Git(mirror), None
     if forge is not None:
         try:
-            pushes = forge.pushes(forge.repo.format(username=name) if forge.repo else project_of(url))
+            pushes = forge.pushes(forge.project(name, url))
         except ForgeError as exc:
             rec["flags"].append(f"the forge's record of pushes could not be read ({exc}): the grader's own "
                                 "fetches decide")
@@ -135,11 +135,9 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
     os.makedirs(os.path.join(course, "repos"), exist_ok=True)
     try:
         manifest = tamper.baseline(course, template)
-        client = Forge(forge, forge_api) if forge else None
+        client = Forge(forge, forge_api, repo=forge_repo) if forge else None
     except (tamper.TemplateMissing, ForgeError) as exc:
         raise RepoError(str(exc)) from None
-    if client:
-        client.repo = forge_repo
     if not os.path.isfile(os.path.join(course, "nbgrader_config.py")):
         shutil.copyfile(CONFIG_TEMPLATE, os.path.join(course, "nbgrader_config.py"))
     previous = record.read_previous(course)
