@@ -42,7 +42,6 @@ import argparse
 import collections
 import concurrent.futures
 import copy
-import faulthandler
 import multiprocessing
 import os
 import shutil
@@ -57,6 +56,7 @@ from . import ASSIGNMENT, DEMO_COURSE, shown_path
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
+from .lifetime import end_with_the_parent, stacks_on_usr1 as _stacks_on_usr1
 from .records import (GRADER_FAILED, RETRY, ClassRecords, add_missing_stages, grader_version,  # noqa: F401
                       layout_notes, linked_folder_note, misplaced_files, misplaced_note, no_folder_note,
                       read_results, read_timestamp, staging_dir, submission_hash, submissions)
@@ -129,42 +129,10 @@ def _init_worker(env, warm_cfg=None):
     backends._warned.append(True)
     os.environ.update(env)
     _stacks_on_usr1()
-    _end_with_the_parent()
+    end_with_the_parent()
     if warm_cfg is not None:
         from autograder.engine import kernels
         kernels.grader_folder(warm_cfg)
-
-
-def _sigterm_unwinds():
-    """SIGTERM raises SystemExit where the process is: every `finally` and temporary folder of a grade in progress
-    is cleaned up (the student's code and the children's inputs), and the sandbox kills its children, before the
-    process ends. Python's default ends it at once and leaves them behind."""
-    def stop(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a second SIGTERM ends it at once
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, stop)
-
-
-def _end_with_the_parent():
-    """A worker ends when the class run that started it ends, however it ends (kill -9 included): the kernel sends
-    it SIGTERM (PR_SET_PDEATHSIG), which unwinds it as _sigterm_unwinds says."""
-    _sigterm_unwinds()
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)     # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the parent was gone before the request took effect
-        raise SystemExit(143)
-
-
-def _stacks_on_usr1():
-    """`kill -USR1 PID` makes this process print every thread's stack to stderr: where a run is waiting."""
-    try:
-        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
-    except (AttributeError, ValueError, OSError):  # no stderr with a file descriptor: nothing to print to
-        pass
 
 
 def _grade_in_worker(course, assignment, device, seed, jobs, force, student, folder):
@@ -377,7 +345,7 @@ class ClassGrader(ClassRecords):
             clean = True
         finally:
             for p in pools:  # an interrupted run does not wait for a worker that is still grading
-                if not clean:  # it stops it: the worker cleans up its grade in progress (_sigterm_unwinds)
+                if not clean:  # it stops it: the worker cleans up its grade in progress (course/lifetime.py)
                     for proc in list((getattr(p, "_processes", None) or {}).values()):
                         try:
                             proc.terminate()
