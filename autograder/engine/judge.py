@@ -53,7 +53,7 @@ class Judging:
     def _compute_gate(self):
         """(why the kernel does not compile, the correctness groups it failed, the grader's own fault in one of
         them): a check skipped for the grader's trouble makes those that depend on it skipped too, not failed."""
-        if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu.py times speed alone)
+        if "compile" not in self.futures:  # a check run on its own (tools/verify_gpu/ times speed alone)
             return "", "", ""
         compiled = self.futures["compile"].result()
         fault = grader_fault(compiled)

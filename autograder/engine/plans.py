@@ -45,7 +45,7 @@ class Plans:
         return result
 
     def build_alone(self):
-        """Build now, in this thread: for a check run on its own (tools/verify_gpu.py times speed alone)."""
+        """Build now, in this thread: for a check run on its own (tools/verify_gpu/ times speed alone)."""
         from concurrent.futures import Future
         done = Future()
         done.set_result(self.build_child())
