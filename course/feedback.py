@@ -233,8 +233,8 @@ def overridden(results):
 
 def needs_a_look(results, width=72):
     """One short note of what in a student's results an instructor should look at (empty when nothing): a stage the
-    kernel-module grammar zeroed (and for what), a time limit, a syntax error, the course's problems (a missing
-    notebook or cell, a second file of a stage). Stages not started yet are not news."""
+    kernel-module grammar zeroed (and for what), a time limit, a syntax error, a kernel the GPU compiler rejects, the
+    course's problems (a missing notebook or cell, a second file of a stage). Stages not started yet are not news."""
     items = list(results["extra_data"]["course"].get("problems", [])) + list(results["extra_data"].get("notes", []))
     for t in results.get("tests", []):
         if t.get("status") != "failed":
@@ -248,6 +248,8 @@ def needs_a_look(results, width=72):
             items.append(f"{stage}: time limit")
         elif key == "compiles" and out.startswith("syntax error"):
             items.append(f"{stage}: syntax error")
+        elif key == "compiles" and out.startswith("the GPU compiler rejected"):
+            items.append(f"{stage}: does not compile")
     note = "; ".join(dict.fromkeys(items))
     return note if width is None or len(note) <= width else note[: width - 3] + "..."
 

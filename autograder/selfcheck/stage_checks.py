@@ -10,7 +10,7 @@ import tempfile
 from ..checks import bank_conflicts, compiles, correct, data_reuse, races, titles
 from ..stages import INSTRUMENT_CHECKS
 from .explain import _explain
-from .kernel_module import module_text
+from .kernel_module import cell_lines, module_text
 from .toolkit import TOOLKIT_INSTALL, toolkit_missing
 
 
@@ -25,9 +25,9 @@ class _StageChecks:
         from ..engine.report import PASSED
         from ..submission import StageSource
         with tempfile.TemporaryDirectory(prefix="selfcheck-") as workdir:
-            path = os.path.join(workdir, self.stage.filename)
+            path, module = os.path.join(workdir, self.stage.filename), module_text(self.ns)
             try:
-                grader = StageGrader(StageSource(self.stage, path, module_text(self.ns)), "sim", self.cfg, None, workdir)
+                grader = StageGrader(StageSource(self.stage, path, module), "sim", self.cfg, None, workdir)
                 with contextlib.redirect_stderr(io.StringIO()):  # the sandbox's notes are the grader's business
                     result = grader.compile_child()
             except Exception as exc:  # the check could not run here: say so, count nothing
@@ -47,8 +47,8 @@ class _StageChecks:
         self.rejected = compiles.rejected(result)
         if reads_ptx:
             verdicts.append(shared_memory.judge(grader, result))
-        for check in verdicts:
-            self.add(check.name, check.status == PASSED, check.output)
+        for check in verdicts:  # lines of the module the cells amount to, said as the cells' lines
+            self.add(check.name, check.status == PASSED, cell_lines(check.output, module, self.ns))
 
     def correctness(self):
         from ..engine.plan import sim_seconds
