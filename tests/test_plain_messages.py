@@ -75,3 +75,39 @@ def test_the_self_check_names_the_never_ending_loop_by_its_cells_line():
     (said,) = [m for name, ok, m in results if "compiles" in name and not ok]
     assert "liveness" not in said and "a `while` loop whose condition never changes" in said, said
     assert f"line {line} of the cell defining matmul_tiled_kernel: `while k < TILE:`" in said, said
+
+
+CLI_WITHOUT_COMPILER = r"""
+import json, sys
+from autograder.sandbox import box
+hidden = json.loads(sys.argv[1])
+view = box.view
+box.view = lambda *a, **k: view(*a, **k) + [("tmpfs", 1 << 20, folder) for folder in hidden]
+from autograder.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+def test_the_cli_without_the_cuda_compiler_gives_the_install_line(tmp_path):
+    """`python -m autograder grade` where numba-cuda came without its [ptx] extra (no NVVM, libdevice or CUDA
+    runtime library): it said "grade again", which changes nothing. It now gives the install line the notebook's
+    self-check gives, from the same one text."""
+    import glob
+    from autograder.selfcheck import TOOLKIT_INSTALL
+    from test_selfcheck_toolkit import toolkit_folders
+    hidden = toolkit_folders()
+    if [d for d in hidden if glob.glob(os.path.join(d, "libc.so*"))]:
+        pytest.skip("the CUDA libraries are in a system library folder this test cannot hide")
+    p = subprocess.run([sys.executable, "-c", CLI_WITHOUT_COMPILER, json.dumps(hidden), "grade",
+                        os.path.join(ROOT, "solutions", "s2_tiled.py"), "--device", "sim", "--results",
+                        str(tmp_path / "r.json")], capture_output=True, text=True, cwd=str(tmp_path),
+                       env={**os.environ, "PYTHONPATH": ROOT}, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    if "RE-GRADE" not in p.stdout:
+        pytest.skip(f"the children found the CUDA compiler outside the folders hidden from them: {hidden}")
+    (regrade,) = [line for line in p.stdout.splitlines() if "RE-GRADE" in line]
+    assert TOOLKIT_INSTALL in regrade, regrade
+    results = json.loads((tmp_path / "r.json").read_text())
+    (compiled,) = [t for t in results["tests"] if t["tags"][1] == "compiles"]
+    assert TOOLKIT_INSTALL in compiled["output"], compiled

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from ..outcome import Fault, fault_of
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-NO_COMPILER = "not gradable: the grading machine has no CUDA compiler"
+# What adds the CUDA compiler (NVVM, libdevice, the CUDA runtime library) to an environment whose numba-cuda came
+# without the course's [ptx] extra: the one text the grader and the notebooks' self-check give.
+TOOLKIT_INSTALL = 'pip install "numba-cuda[cu13]==0.30.4"'
+NO_COMPILER = ("not gradable: the grading machine has no CUDA compiler (numba-cuda without its CUDA libraries). "
+               f"Install them where you grade, then grade again: {TOOLKIT_INSTALL}\nWhat was missing")
 
 
 @dataclass
@@ -201,6 +205,8 @@ def summary(report):
         lines.append("  Files graded: " + ", ".join(f"stage {stage}: {file}" for stage, file in report.files.items()))
     lines.extend(f"  Note: {note}" for note in report.notes)
     if report.regrade:
+        no_compiler = any(c.regrade and NO_COMPILER in c.output for c in report.checks)
         lines.append(f"  RE-GRADE: {len(report.regrade)} check(s) not run for the grader's own trouble "
-                     "(they count neither way): grade again")
+                     "(they count neither way): " + (f"install the CUDA compiler with `{TOOLKIT_INSTALL}`, then grade "
+                                                     "again" if no_compiler else "grade again"))
     return "\n".join(lines)

@@ -1,8 +1,8 @@
 """Notebook side: tell a missing CUDA compiler from a kernel the compiler rejects, by the compile error's text."""
 import re
 
-# What adds the CUDA compiler (NVVM, libdevice and the CUDA runtime library numba-cuda asks for) to an environment.
-TOOLKIT_INSTALL = 'pip install "numba-cuda[cu13]==0.30.4"'
+from ..engine.report import TOOLKIT_INSTALL  # noqa: F401 (the grader's install line, one text for both)
+
 _LIB_NOT_FOUND = re.compile(r'DynamicLibNotFoundError: Failure finding "([^"]+)"')
 _TOOLKIT_GONE = (re.compile(r"libNVVM (cannot be found|is not available)|libdevice\S* (cannot be found|not found)|"
                             r"No such file[^\n]*libdevice", re.I), re.compile(r"NvvmSupportError"))
