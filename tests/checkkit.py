@@ -13,14 +13,14 @@ CFG = config.load()
 class FakeGrader:
     """What a check reads of a StageGrader, without files or children: judges run on plain facts."""
 
-    def __init__(self, stage_name, tile=16):
+    def __init__(self, stage_name, tile=16, source=""):
         self.stage = stages.find(stage_name)
         self.cfg = CFG
         self.points = CFG["stages"][self.stage.name]["points"]
         self.tol = CFG["grading"]["relative_error"]
         self.tile = tile
         self.device = "gpu"  # the GPU tools' judges; the simulator's judge plain facts without a grader
-        self.src = types.SimpleNamespace(source="")
+        self.src = types.SimpleNamespace(source=source)  # the module as the parent reads it
         self.module_path = self.stage.filename
 
     def check(self, key, name, share=1.0):

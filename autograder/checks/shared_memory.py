@@ -1,4 +1,7 @@
-"""Trusted parent side: shared-memory tiles of the right shape and two barriers, read from the compiled PTX."""
+"""Trusted parent side: shared-memory tiles of the right shape and two barriers, read from the compiled PTX; in
+stage 4 also that the product reads B's tile from the padded array, transposed, read from the kernel's source
+(grammar/tiles.py): the PTX shows only that the array exists."""
+from ..grammar.tiles import kernel_tiles
 from . import child_problem, depends_on, grader_fault
 from .titles import title
 
@@ -20,7 +23,9 @@ def judge(g, result):
     if sum(1 for s in sizes if s >= tile_bytes) < 2:
         problems.append(f"expected two shared arrays of at least TILE x TILE = {tile}x{tile} float32 "
                         f"({tile_bytes} bytes) each; found {sizes or 'none'}")
-    if g.stage.padded_b and tile * (tile + 1) * 4 not in sizes:
+    if g.stage.padded_b and tile * (tile + 1) * 4 in sizes:
+        problems += padded_tile_problems(g.src.source, g.stage.kernel, tile)
+    elif g.stage.padded_b:
         problems.append(f"no shared array of TILE x (TILE + 1) = {tile}x{tile + 1} float32 "
                         f"({tile * (tile + 1) * 4} bytes): pad the transposed B tile with one column "
                         "(TILE_PAD = TILE + 1) so a warp's reads fall into 32 different banks")
@@ -30,3 +35,40 @@ def judge(g, result):
     if problems:
         return check.verdict(False, "\n".join(problems))
     return check.verdict(True, f"shared arrays {sizes} bytes with TILE = {tile}; {f['barriers']} barriers")
+
+
+def padded_tile_problems(source, kernel, tile):
+    """Why the kernel's padded tile (TILE x TILE_PAD) does not hold B's tile transposed for the product, or []."""
+    facts = kernel_tiles(source, kernel)
+    if facts is None:
+        return [f"the grader could not read {kernel}(A, B, C) in the module to see which array the product reads B "
+                "from: keep the kernel's name and its three parameters"]
+    b, tiles = facts.b, list(facts.tiles.values())
+    padded = [t for t in tiles if t.shape == (tile, tile + 1)]
+    other_b = [t for t in tiles if t.in_product and t.from_b and t not in padded]
+    good = [t for t in padded if t.transposed and t.in_product]
+    if good and not other_b:
+        return []
+    load = f"[tx, ty] = {b}[k0 + ty, col] (col built from threadIdx.x)"
+    if not padded:
+        return [f"no shared array in {kernel} is declared cuda.shared.array((TILE, TILE_PAD), float32) with "
+                f"TILE_PAD = TILE + 1 = {tile + 1}: declare the transposed B tile with that shape"]
+    if good:
+        q = other_b[0]
+        return [f"the product reads B's tile from {q.name} (declared line {q.line}), not only from the padded tile "
+                f"{good[0].name}: read B's tile from {good[0].name} alone, transposed: {good[0].name}[tx, k]"]
+    t = max(padded, key=lambda t: (t.in_product, t.transposed, t.from_b))
+    problems = []
+    if not t.in_product:
+        instead = f" (it reads B's tile from {other_b[0].name}, as a stage 3 kernel does)" if other_b else ""
+        problems.append(f"the padded tile {t.name} is declared but the product never reads it: read B's tile from "
+                        f"it, transposed: {t.name}[tx, k]{instead}")
+    if not t.from_b:
+        problems.append(f"nothing from {b} is stored in {t.name} (declared line {t.line}): store B's tile in it, "
+                        f"transposed: {t.name}{load}")
+    elif not t.transposed:
+        line, text, _ = next(s for s in t.stores if not s[2])
+        problems.append(f"{t.name} holds B's tile untransposed (line {line}: {text}): its first index must follow "
+                        f"what {b}'s column index follows, its second {b}'s row index: {t.name}{load}, then read "
+                        f"{t.name}[tx, k] in the product")
+    return problems
