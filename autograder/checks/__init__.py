@@ -3,7 +3,8 @@
 A check judges raw facts that a grading child reported (or that a GPU tool
 wrote to a log the parent chose); it never imports or runs student code.
     compiles        the kernel compiles to PTX for the real GPU target
-    shared_memory   shared tiles of the right shape and two barriers (from the PTX)
+    shared_memory   shared tiles of the right shape and two barriers (from the PTX); in stage 4 the product reads B
+                    from the padded tile, transposed (from the kernel's source: grammar/tiles.py)
     correct         outputs against a float64 reference, with the likely cause of a failure
     races           simulator race detector, or compute-sanitizer racecheck on a GPU
     bank_conflicts  simulator bank counter, or ncu's conflict count on a GPU
