@@ -21,10 +21,12 @@ After each student it rewrites ``COURSE/grades.csv`` and ``COURSE/lms_upload.csv
 class summary table, the median time per submission (the engine's breakdown:
 children, compile, start-up, checks) and a histogram (also ``COURSE/grades-histogram.png``).
 
-Submissions are graded in parallel by worker processes: one per GPU in the GPU
-tier (each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``, so nothing else of
-this run shares a GPU while a kernel is timed), spread over the cores in the
-simulator tier. A worker writes the student's result to
+Submissions are graded in parallel by worker processes: in the GPU tier two per
+GPU (``[class] gpu_workers``), each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``;
+a GPU's workers take turns at it (autograder/gpu/slot.py: one grade's GPU phase at
+a time, so nothing else shares the GPU while a kernel is timed) and the next one
+reads, checks and builds its student meanwhile. In the simulator tier they are
+spread over the cores. A worker writes the student's result to
 ``COURSE/.grading/<assignment>/graded/<student>.json``; only this (the parent)
 process writes the gradebook, feedback and CSV, collecting those files as they
 come in. A Slurm job array (course.slurm, ``--slurm``) grades into the same
@@ -35,7 +37,7 @@ is course/records.py's ClassRecords, which ClassGrader extends; the course's set
 
 COURSE defaults to demo_course/. A file ``COURSE/autograder.toml`` may override
 keys of the [limits] table of autograder/config.toml for that course, and holds
-the [class] (gpus, workers) and [slurm] settings of the class run (see
+the [class] (gpus, gpu_workers, workers) and [slurm] settings of the class run (see
 course/settings.py and course.slurm.SCHEMA).
 """
 import argparse
@@ -152,9 +154,10 @@ class ClassGrader(ClassRecords):
     summary. What is stored per student, and read back, is ClassRecords' (course/records.py)."""
 
     def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout,
-                 workers=None, gpus=None):
-        """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier
-        (None: the course's [class] settings, then every GPU / one worker per two cores)."""
+                 workers=None, gpus=None, gpu_workers=None):
+        """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier;
+        gpu_workers: grading processes per GPU (None: the course's [class] settings, then every GPU / one worker per
+        two cores / two per GPU)."""
         from autograder import engine
         self.course = os.path.abspath(course)
         if not os.path.isdir(self.course):
@@ -173,6 +176,9 @@ class ClassGrader(ClassRecords):
             raise CourseError(f"workers must be a whole number, 0 or more (got {workers!r})")
         self.workers = self.settings["workers"] if workers is None else workers
         self.gpus = str(self.settings["gpus"]) if gpus is None else str(gpus)
+        if gpu_workers is not None and (not isinstance(gpu_workers, int) or gpu_workers < 1):
+            raise CourseError(f"gpu_workers must be a whole number, 1 or more (got {gpu_workers!r})")
+        self.gpu_workers = self.settings["gpu_workers"] if gpu_workers is None else gpu_workers
         parse_gpus(self.gpus)  # a clear error now rather than after the first student
         self.device = ("gpu" if engine.gpu_available() else "sim") if device == "auto" else device
         self.started, self.phases = None, {}  # when run() began; its seconds by phase, for the summary
@@ -278,11 +284,14 @@ class ClassGrader(ClassRecords):
                 ids = visible[:count] if count else visible
             if not ids:
                 raise CourseError("no GPU to grade on: nvidia-smi lists none (or CUDA_VISIBLE_DEVICES is empty)")
-            if self.workers and self.workers != len(ids):
-                raise CourseError(f"{self.workers} workers for {len(ids)} GPUs: in the GPU tier each GPU has exactly "
-                                  "one worker, so that nothing else of the run shares a GPU while a kernel is timed; "
-                                  "choose the GPUs with --gpus")
-            slots = [(f"GPU {g}", {"CUDA_VISIBLE_DEVICES": g}) for g in ids[:max(1, n_todo)]]
+            if self.workers:
+                raise CourseError("--workers is the simulator tier's; in the GPU tier choose the GPUs with --gpus "
+                                  "and the grading processes per GPU with --gpu-workers")
+            # a GPU's workers take turns at it (autograder/gpu/slot.py): one grade's GPU phase at a time per GPU
+            per_gpu = self.gpu_workers
+            slots = [(f"GPU {g}" + (f"/{w + 1}" if per_gpu > 1 else ""), {"CUDA_VISIBLE_DEVICES": g})
+                     for w in range(per_gpu) for g in ids]
+            slots = slots[:max(len(ids[:max(1, n_todo)]), min(len(slots), n_todo))]
             return slots, max(1, cores // len(slots))
         workers = self.workers or max(1, cores // 2)
         workers = max(1, min(workers, n_todo))
@@ -506,8 +515,11 @@ def main(argv=None):
                         "(with --slurm: gpu)")
     p.add_argument("--seed", type=int, help="input seed for every submission (default: a secret random one each)")
     p.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    p.add_argument("--gpus", help="GPU tier: how many GPUs (2) or which (0,1), one worker each "
+    p.add_argument("--gpus", help="GPU tier: how many GPUs (2) or which (0,1) "
                                   "(default: [class] gpus of COURSE/autograder.toml, else every GPU)")
+    p.add_argument("--gpu-workers", type=int, help="GPU tier: grading processes per GPU; they take turns at the "
+                                                   "GPU, the next preparing its student meanwhile (default: [class] "
+                                                   "gpu_workers, else 2)")
     p.add_argument("--workers", type=int, help="simulator tier: submissions graded at once "
                                                "(default: [class] workers, else one per two cores)")
     p.add_argument("--slurm", action="store_true", help="grade as a Slurm job array (docs/CLUSTER.md)")
@@ -529,7 +541,7 @@ def main(argv=None):
         if args.slurm and args.device == "auto":
             args.device = "gpu"  # the cluster's nodes have the GPUs; --device sim for a CPU-only cluster
         grader = ClassGrader(args.course, args.assignment, args.device, args.seed, args.force,
-                             workers=args.workers, gpus=args.gpus)
+                             workers=args.workers, gpus=args.gpus, gpu_workers=args.gpu_workers)
         if args.slurm:
             return slurm.SlurmRun(grader).run(args.student, wait=args.wait)
         if args.collect:

@@ -14,7 +14,10 @@ OVERRIDABLE = ("limits",)
 # Sections of COURSE/autograder.toml read by the course, not by the engine (not part of the grading key).
 COURSE_SECTIONS = ("class", "slurm")
 CLASS_SCHEMA = {
-    "gpus": Key(int, 0, "GPUs to grade on, one worker each (0 = every GPU visible to the run)"),
+    "gpus": Key(int, 0, "GPUs to grade on (0 = every GPU visible to the run)"),
+    "gpu_workers": Key(int, 2, "GPU tier: grading processes per GPU. One holds the GPU (its runners, GPU tools and "
+                               "timing, one grade at a time on a GPU) while the next reads, checks and builds its "
+                               "student's kernels; 1 grades one student at a time per GPU", minimum=1),
     "workers": Key(int, 0, "simulator tier: submissions graded at once (0 = one per two cores)"),
 }
 GRADING_DIR = ".grading"

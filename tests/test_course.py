@@ -337,13 +337,13 @@ def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
     course = small_course(str(tmp_path), ["a"])
     monkeypatch.setattr(grade_class, "visible_gpus", lambda: ["0", "1", "2"])
     grader = lambda **kw: grade_class.ClassGrader(course, device="gpu", out=open(os.devnull, "w"), **kw)
-    slots, _ = grader().plan(10)
+    slots, _ = grader(gpu_workers=1).plan(10)
     assert [env for _, env in slots] == [{"CUDA_VISIBLE_DEVICES": g} for g in "012"]
-    assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader(gpus="2").plan(10)[0]] == ["0", "1"]
-    assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader(gpus="2,0").plan(10)[0]] == ["2", "0"]
+    assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader(gpus="2").plan(10)[0]] == ["0", "1", "0", "1"]
+    assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader(gpus="2,0", gpu_workers=1).plan(10)[0]] == ["2", "0"]
     assert len(grader().plan(1)[0]) == 1  # no idle workers for a class of one
-    with pytest.raises(grade_class.CourseError, match="one worker"):
-        grader(workers=4).plan(10)  # speed timing is exclusive: never two workers on one GPU
+    with pytest.raises(grade_class.CourseError, match="--gpu-workers"):
+        grader(workers=4).plan(10)  # the simulator tier's option
     with pytest.raises(grade_class.CourseError, match="4 GPUs asked for; this machine shows 3"):
         grader(gpus="4").plan(10)
     with pytest.raises(grade_class.CourseError, match="number of GPUs"):
@@ -352,7 +352,7 @@ def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
     with pytest.raises(grade_class.CourseError, match="no GPU to grade on"):
         grader().plan(10)
     monkeypatch.setattr(grade_class, "visible_gpus", lambda: ["0", "1", "2"])
-    (tmp_path / "autograder.toml").write_text("[class]\ngpus = 2\n")  # the course's setting
+    (tmp_path / "autograder.toml").write_text("[class]\ngpus = 2\ngpu_workers = 1\n")  # the course's settings
     assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader().plan(10)[0]] == ["0", "1"]
 
 

@@ -3,6 +3,7 @@ judge the raw facts here and write the report.
 
     parent (engine) -> sandbox -> child (beside student code) -> facts -> checks (parent) -> report
 """
+import contextlib
 import os
 import secrets
 import tempfile
@@ -14,6 +15,7 @@ import numpy as np
 from .. import config as config_mod
 from .. import sandbox
 from ..gpu.ncu_together import NcuTogether, join_ncu
+from ..gpu.slot import hold_gpu
 from ..gpu.tools import gpu_available
 from ..submission import collect
 from .judge import Later
@@ -40,8 +42,11 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     report.files = {src.stage.name: src.file for src in sources}
     rng = np.random.default_rng(seed)
     jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1
-    with tempfile.TemporaryDirectory(prefix="submission-") as workdir, ThreadPoolExecutor(jobs) as pool, \
-            ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
+    waited = []  # seconds this grade waited for its GPU (another grading process held it)
+    # the GPU phase, from the first CUDA child to the last timing, holds the GPU (gpu/slot.py); it ends once every
+    # child has ended (the pools below shut down first)
+    with contextlib.ExitStack() as gpu_phase, tempfile.TemporaryDirectory(prefix="submission-") as workdir, \
+            ThreadPoolExecutor(jobs) as pool, ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
         graders = []
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
         shared_gpu = timing.SharedGpu()
@@ -54,7 +59,9 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         # Every build first; then the other children, the longest first (start_rank), so that none starts last.
         ordered = sorted(graders, key=lambda g: g.start_rank())
         for g in ordered:
-            g.start_compile(pool)
+            g.start_compile(pool)  # the builds make no CUDA context: they run before the GPU is this grade's
+        if device == "gpu":
+            gpu_phase.enter_context(hold_gpu(waited=waited))
         if ncu is not None:  # the grade's one ncu runner first: ncu's start and its first kernel take seconds
             for g in ordered:
                 join_ncu(g, ncu)
@@ -88,6 +95,8 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     report.seconds = time.perf_counter() - started
     report.children = [c for g in graders for c in g.children]
     report.timing = time_breakdown(report.children, report.seconds)
+    if waited:
+        report.timing["gpu_wait_s"] = round(waited[0], 3)
     return report
 
 

@@ -48,8 +48,10 @@ def grader_folder(cfg):
 
 
 def _compile(folder, limits):
-    result = sandbox.run_child({"task": "warm", "device": "gpu", "projection_columns": 2}, limits, None, (),
-                               limits["gpu_start_s"], dirs=((folder, "grader", True),))
+    from ..gpu.slot import hold_gpu
+    with hold_gpu():  # a CUDA context: never while another grading process's kernel is timed on this GPU
+        result = sandbox.run_child({"task": "warm", "device": "gpu", "projection_columns": 2}, limits, None, (),
+                                   limits["gpu_start_s"], dirs=((folder, "grader", True),))
     if result.problem or result.facts.get("import_error") or result.facts.get("task_error"):
         return False
     os.chmod(folder, 0o755)

@@ -14,7 +14,6 @@ check times (bank conflicts and global loads per output from that one run),
 racecheck at a size drawn per grade from the grade's secret generator.
 """
 import csv
-import fcntl
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ import numpy as np
 
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 from ..outcome import fault_of, grader
+from .slot import GpuLock
 
 # racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
 # 272^3 took 3.5 s, stage 4 at 272 x 80 x 290 3.8 s, start-up included (BENCHMARKS.md, 2026-11-25). M and N are drawn
@@ -170,23 +170,23 @@ def _tool_run(g, key, tool, args, inputs):
 
 
 class _one_at_a_time:
-    """One ncu run at a time on this machine, across a grade's stages and across grading processes: two ncu runs at
-    once left the later ones without counters (exit status 9 on an H100, BENCHMARKS.md 2026-11-25), and each runs in
-    a sandbox with a /tmp of its own, where ncu's own lock file cannot see the other. The wait is not the tool's time:
-    its limit starts when it does. Other tools run beside each other."""
+    """One ncu run at a time on each GPU, across a grade's stages and across grading processes: two ncu runs at once
+    on one GPU left the later ones without counters (exit status 9 on an H100, BENCHMARKS.md 2026-11-25), and each
+    runs in a sandbox with a /tmp of its own, where ncu's own lock file cannot see the other. Runs on two GPUs at
+    once keep their counters (2x H200, 2026-11-27), so the lock is the GPU's (gpu/slot.py), not the host's. The wait
+    is not the tool's time: its limit starts when it does. Other tools run beside each other."""
 
     def __init__(self, tool):
-        self.tool, self.fd = tool, None
+        self.tool, self.lock = tool, None
 
     def __enter__(self):
         if self.tool == "ncu":
-            self.fd = os.open(os.path.join(tempfile.gettempdir(), "autograder-ncu.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            self.lock = GpuLock("ncu").__enter__()
         return self
 
     def __exit__(self, *exc):
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the lock
+        if self.lock is not None:
+            self.lock.__exit__(*exc)
 
 
 def racecheck_facts(result, text):
