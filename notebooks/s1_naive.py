@@ -30,12 +30,16 @@ for _folder in [Path.cwd(), *Path.cwd().parents]:
         sys.path.insert(0, str(_folder))
         break
 try:
-    from autograder.selfcheck import check, quiet_numba_warnings
+    from autograder.selfcheck import check, quiet_numba_warnings, say_where_kernels_run
 except ImportError:  # a copy without the course's harness (the Classroom template): grading still works
     import warnings
 
     def quiet_numba_warnings():
         warnings.filterwarnings("ignore", module="numba")
+
+    def say_where_kernels_run():
+        print("Kernels run on", "the CUDA simulator (no GPU)." if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+              else "the GPU.")
 
     def check(stage):
         print(f"Self-check for stage {stage!r} not available here: it needs the course's autograder package. "
@@ -46,8 +50,7 @@ except ImportError:  # a copy without the course's harness (the Classroom templa
               "restart the kernel and run the notebook again.")
 
 quiet_numba_warnings()
-print("Kernels run on", "the CUDA simulator (no GPU found)." if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-      else "the GPU.")
+say_where_kernels_run()  # as the self-check's header says it, from the same test
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "s1_naive-md-intro", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## How this notebook works

@@ -111,3 +111,44 @@ def test_the_cli_without_the_cuda_compiler_gives_the_install_line(tmp_path):
     results = json.loads((tmp_path / "r.json").read_text())
     (compiled,) = [t for t in results["tests"] if t["tags"][1] == "compiles"]
     assert TOOLKIT_INSTALL in compiled["output"], compiled
+
+
+def _run_notebook(path, cwd, env):
+    import nbformat
+    from nbclient import NotebookClient
+    nb = nbformat.read(str(path), as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute(env=env)
+    return nb
+
+
+def _said(nb, suffix):
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith(suffix))
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("out_of_order", [False, True], ids=["in-order", "numba-first"])
+def test_the_setup_cell_and_the_self_check_header_name_the_same_mode(tmp_path, out_of_order):
+    """A notebook whose kernel cell ran before the setup cell: the setup cell said "the CUDA simulator" and the
+    self-check's header "on the GPU" (neither true on a machine without a GPU). Both now say what Numba loaded, by
+    one test, executed in a real Jupyter kernel with no NUMBA_ENABLE_CUDASIM set beforehand."""
+    import nbformat
+    from autograder.selfcheck.mode import NEITHER, SIMULATOR
+    from autograder.stages import find
+    from course import notebooks
+    if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0:
+        pytest.skip("this machine has a GPU: kernels run on it in either order")
+    nb = notebooks.read_ipynb(find("naive"))
+    if out_of_order:  # the imports a kernel cell runs, run before the setup cell
+        nb.cells.insert(1, nbformat.v4.new_code_cell("from numba import cuda, float32"))
+    path = tmp_path / "s1_naive.ipynb"
+    nbformat.write(nb, str(path))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = ROOT
+    ran = _run_notebook(path, tmp_path, env)
+    setup, header = _said(ran, "-setup"), _said(ran, "-selfcheck").splitlines()[0]
+    where = NEITHER if out_of_order else SIMULATOR
+    assert f"Kernels run on {where}." in setup, setup
+    assert f"kernels run on {where}" in header, header
+    if out_of_order:
+        assert "run the cells from the top" in setup, setup

@@ -17,20 +17,21 @@ only from ``make grade`` (autograder/engine, separate processes).
 The package's parts: run.py (_Run, one self-check's state and launches) with
 stage_checks.py (the grader's checks) and plotting.py (figures, GPU timings);
 kernel_module.py (a notebook's globals read as a kernel module), explain.py (errors
-and lines said by cells), toolkit.py (a missing CUDA compiler), report.py.
+and lines said by cells), toolkit.py (a missing CUDA compiler), mode.py (where kernels run: the
+setup cell's line and the header's), report.py.
 """
 import inspect
-import os
 import time
 import warnings
 
 from ..reading.source import renumber_cells
 from ..stages import find
 from . import explain, kernel_module, plotting, toolkit
+from .mode import NEITHER, OUT_OF_ORDER, kernels_run_on, say_where_kernels_run, simulated
 from .report import SelfCheck, quiet_numba_warnings
 from .run import _Run
 
-if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # the cells to come may tune for the GPU, as the grader allows
+if simulated():  # the cells to come may tune for the GPU, as the grader allows
     from ..sim.green import install as install_block_scheduler
     from ..sim.gpu_options import accept_gpu_options
     from ..sim.warp import install as install_warp_functions
@@ -62,13 +63,11 @@ def check(stage_name, namespace=None, plot=True, seed=None):
         own = namespace.get("TILE", run.ns.get("TILE"))
         tile = (f", TILE = {run.tile}" if own == run.tile or own is None else
                 f", TILE = {own!r} (not one of the course's tile sizes: checked as {run.tile}, as the grader does)")
-        print(f"Self-check of stage {stage.number} ({stage.title}) "
-              f"{'in the CUDA simulator (no GPU)' if run.sim else 'on the GPU'}"
+        where = kernels_run_on()[0]  # the setup cell's words, from the same test (mode.py)
+        print(f"Self-check of stage {stage.number} ({stage.title}), kernels run on {where}"
               + (tile if run.tile else "") + ":")
-        if not run.sim and not run.cuda.is_available():
-            run.skip("every check", "There is no GPU here and the CUDA simulator is off: Numba was imported before "
-                     "the setup cell chose the simulator (a cell run before it, out of order). Restart the kernel "
-                     "(Kernel > Restart) and run the cells from the top.")
+        if where == NEITHER:
+            run.skip("every check", OUT_OF_ORDER)
         elif run.ready():
             run.compile_checks()
             run.correctness()
@@ -90,4 +89,4 @@ def check(stage_name, namespace=None, plot=True, seed=None):
     return report
 
 
-__all__ = ["check", "SelfCheck", "quiet_numba_warnings"]
+__all__ = ["check", "SelfCheck", "quiet_numba_warnings", "say_where_kernels_run"]
