@@ -66,6 +66,17 @@ def test_bank_conflicts_at_the_timed_size():
     assert not ok and "3,670,016 bank conflicts" in msg and "TILE_PAD" in msg and "at every size" in msg
 
 
+def test_bank_conflicts_are_not_diluted_by_ballast_loads():
+    """A tile read 8-way conflicted once per step of the product (7 extra wavefronts a warp and step) beside a
+    hundred times as many conflict-free loads: 0.1% of the wavefronts, but still 7 per step."""
+    conflicts, wavefronts = bank_conflicts.NCU_METRICS
+    steps = N ** 3 // 32
+    ok, msg = bank_conflicts.judge_ncu({conflicts: 7 * steps, wavefronts: 800 * steps, "shape": (N, N, N)})
+    assert not ok and "7.00 per warp and step" in msg and "(0.9%)" in msg
+    # a 4 x 4 register-blocked kernel whose tile reads are 2-way conflicted: 1 extra a read, 2 reads in 8 steps
+    assert bank_conflicts.judge_ncu({conflicts: steps // 4, wavefronts: 20 * steps, "shape": (N, N, N)})[0]
+
+
 def test_racecheck_verdict_names_the_drawn_size():
     ok, msg = races.judge_racecheck({"hazards": 0, "errors": 0, "warnings": 0, "shape": (300, 70, 290)})
     assert ok and "300 x 70 x 290" in msg
@@ -185,6 +196,39 @@ def test_racecheck_size_is_drawn_per_grade(name, tile):
             assert M % tile and N % tile and tile < K < 4 * tile and K % tile
 
 
+@pytest.mark.parametrize("tile", [16, 32])
+def test_racecheck_also_runs_at_tile_multiples(tile):
+    """Beside the drawn size that is never a multiple of the tile, a stage that takes any size is race-checked at
+    tile multiples with K of many tiles, as the timed size is: a barrier dropped only at multiples races there."""
+    stage = stages.find("tiled_general")
+    for seed in range(10):
+        first, multiple = tools.racecheck_shapes(stage, tile, np.random.default_rng(seed))
+        assert first == tools.racecheck_shape(stage, tile, np.random.default_rng(seed))
+        M, K, N = multiple
+        assert M % tile == K % tile == N % tile == 0 and 6 * tile <= K <= 10 * tile and 2 * tile <= M <= 3 * tile
+    assert tools.racecheck_shapes(stages.find("tiled"), tile, np.random.default_rng(0)) == \
+        [tools.racecheck_shape(stages.find("tiled"), tile, np.random.default_rng(0))]
+
+
+def test_gpu_tool_inputs_are_drawn_as_the_timed_ones(cfg, tmp_path):
+    """ncu and racecheck get inputs the way the timed runs get theirs: the grader's uniform fill in [-1, 1) from
+    secret seeds, one pair per shape."""
+    import types
+    from course.mutants import solution_text
+    from autograder.protocol import fill_uniform_host
+    src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
+    g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(5), str(tmp_path))
+    inputs = tools._inputs(g, g.racecheck_shapes, np.random.default_rng(3))
+    assert sorted(inputs) == ["A0", "A1", "B0", "B1"]
+    assert tools._shapes(inputs) == g.racecheck_shapes
+    for x in inputs.values():
+        assert x.dtype == np.float32 and -1 <= x.min() and x.max() < 1
+    rng = np.random.default_rng(3)
+    seed_a, _ = (int(s) for s in rng.integers(0, 2 ** 32, 2))
+    M, K, _ = g.racecheck_shapes[0]
+    assert np.array_equal(inputs["A0"], fill_uniform_host(M, K, seed_a))
+
+
 def test_the_gpu_tier_builds_plans_at_the_sizes_its_tools_run(cfg, tmp_path):
     """The build child records the plan of racecheck's drawn size and of the timed size, where ncu runs; the
     simulator's instrumented run is not part of the GPU tier any more."""
@@ -194,6 +238,7 @@ def test_the_gpu_tier_builds_plans_at_the_sizes_its_tools_run(cfg, tmp_path):
     g = engine.StageGrader(src, "gpu", cfg, np.random.default_rng(5), str(tmp_path))
     shapes = [tuple(s) for s in g.build_shapes()]
     assert g.racecheck_shape in shapes and (N, N, N) in shapes and min(g.racecheck_shape[::2]) >= 256
+    assert all(s in shapes for s in g.racecheck_shapes) and len(g.racecheck_shapes) == 2
     assert g.instrument_keys() == [] and g.tool_count() == 2
     rows = g.tier_rows(lambda key: g.check(key, tools_title(g, key)))
     assert [c.key for c in rows] == ["races", "data_reuse", "speed"] and "ncu, N=2048" in rows[1].name

@@ -4,19 +4,28 @@ from . import missing_facts
 NCU_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
 MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts are conflicts; padded: 0
+# Extra wavefronts per warp and step of the product (M * N * K / 32 steps): what other loads cannot dilute. A tile
+# read 8-way conflicted once per step costs 7, a 2-way one 1; a padded tile 0. A kernel that computes several
+# outputs per thread reads its tiles fewer times per step, so it pays less for the same conflict.
+MAX_CONFLICTS_PER_STEP = 0.5
 
 
 def judge_ncu(facts):
     """(passed, message) from ncu's counts summed over every kernel the plan launched (gpu/tools.ncu_facts): the
-    metrics of NCU_METRICS, and the (M, K, N) `shape` it ran (the size the speed check times)."""
+    metrics of NCU_METRICS, and the (M, K, N) `shape` it ran (the size the speed check times). Conflicts are judged
+    against the product's size as well as against the shared-load wavefronts: conflict-free loads added beside a
+    conflicted tile read lower the second, never the first."""
     M, K, N = facts.get("shape") or ("?", "?", "?")
     at = f"at M x K x N = {M} x {K} x {N}, the size the speed check times"
     if facts.get("problem"):
         return False, f"ncu did not report the kernel {at}: {facts['problem']}"
     conflicts, wavefronts = facts[NCU_METRICS[0]], facts[NCU_METRICS[1]]
     ratio = conflicts / wavefronts if wavefronts else 0.0
-    detail = f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%) {at}"
-    if ratio > MAX_CONFLICT_RATIO:
+    steps = M * N * K / 32 if all(isinstance(v, int) and v > 0 for v in (M, K, N)) else 0
+    per_step = conflicts / steps if steps else 0.0
+    detail = (f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%), "
+              f"{per_step:.2f} per warp and step of the product, {at}")
+    if ratio > MAX_CONFLICT_RATIO or per_step > MAX_CONFLICTS_PER_STEP:
         return False, (detail + ". The warp's reads of the transposed B tile fall into the same bank: declare it "
                        "TILE x TILE_PAD with TILE_PAD = TILE + 1, and use that tile at every size.")
     return True, detail

@@ -7,9 +7,10 @@ from ..sim.common import RAW, WAR  # the hazard names the race detector reports 
 
 def judge_racecheck(facts):
     """(passed, message) from compute-sanitizer racecheck's summary (gpu/tools.racecheck_facts): `hazards`, `errors`,
-    `warnings`, a few hazard `lines`, and the (M, K, N) `shape` it ran, drawn per grade (gpu/tools.racecheck_shape)."""
-    M, K, N = facts.get("shape") or ("?", "?", "?")
-    at = f"at M x K x N = {M} x {K} x {N}, a size drawn for this grade"
+    `warnings`, a few hazard `lines`, and the (M, K, N) `shapes` it ran, drawn per grade (gpu/tools.racecheck_shapes)."""
+    shapes = facts.get("shapes") or [facts.get("shape") or ("?", "?", "?")]
+    sizes = " and ".join(f"{M} x {K} x {N}" for M, K, N in shapes)
+    at = f"at M x K x N = {sizes}, {'sizes' if len(shapes) > 1 else 'a size'} drawn for this grade"
     if facts.get("problem"):
         return False, f"racecheck did not complete {at}: {facts['problem']}"
     hazards, errors, warnings = facts["hazards"], facts["errors"], facts["warnings"]

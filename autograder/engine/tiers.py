@@ -63,9 +63,10 @@ class GpuStageGrader(StageGrader):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # racecheck's size, drawn now (the planning thread) from the grade's secret generator: at least 256
-        from ..gpu.tools import racecheck_shape
+        from ..gpu.tools import racecheck_shapes
         rng = self.rng if self.rng is not None else np.random.default_rng()
-        self.racecheck_shape = racecheck_shape(self.stage, self.tile or 16, rng) if "races" in self.points else None
+        self.racecheck_shapes = racecheck_shapes(self.stage, self.tile or 16, rng) if "races" in self.points else []
+        self.racecheck_shape = self.racecheck_shapes[0] if self.racecheck_shapes else None
 
     def shape_groups(self):
         return self.stage.gpu_shape_groups(self.tile or 16)

@@ -94,6 +94,18 @@ def racecheck_shape(stage, tile, rng):
     return (M, K, N)
 
 
+def racecheck_shapes(stage, tile, rng):
+    """Every (M, K, N) of this grade's racecheck run: racecheck_shape's, and, for a stage that takes any size, one of
+    tile multiples with K of many tiles, as the timed size is (2048 on every side): a kernel that drops a barrier only
+    where the sides are multiples of TILE races there. Its M and N are 2-3 tiles (racecheck's cost grows with
+    M * N * K), K 6-10 tiles."""
+    first = racecheck_shape(stage, tile, rng)
+    if stage.square_tiles_only:
+        return [first]
+    M, N = (tile * int(rng.integers(2, 4)) for _ in range(2))
+    return [first, (M, tile * int(rng.integers(6, 11)), N)]
+
+
 def ncu_shape(cfg):
     """(M, K, N) of the ncu run: the size the speed check times."""
     n = int(cfg["speed"]["n"])
@@ -104,19 +116,25 @@ def tool_shapes(g):
     """The shapes the GPU tools of StageGrader `g` run at (the build child records their plans)."""
     shapes = []
     if "races" in g.points:
-        shapes.append(g.racecheck_shape)
+        shapes.extend(g.racecheck_shapes)
     if any(k in g.points for k in NCU_KEYS):
         shapes.append(ncu_shape(g.cfg))
     return shapes
 
 
-def _inputs(g, shape, rng=None):
-    """A tool run's input pair, drawn from the grade's secret generator (in the planning thread: the generator is
-    not shared across threads), or from `rng`, a generator of the thread that draws."""
-    M, K, N = shape
+def _inputs(g, shapes, rng=None):
+    """A tool run's inputs, one pair per shape (A0, B0, A1, B1, ...), drawn as the timed runs draw theirs: uniform
+    in [-1, 1) by the grader's fill from two seeds of the grade's secret generator (checks/speed.draw_secrets), so a
+    kernel that looks at its inputs cannot tell a profiled or race-checked launch from a timed one. The seeds come
+    from the planning thread's generator or from `rng`, a generator of the thread that draws."""
+    from ..checks.speed import SEED_LIMIT
+    from ..protocol import fill_uniform_host
     rng = g.rng if rng is None else rng
-    return {"A0": rng.standard_normal((M, K), dtype=np.float32),
-            "B0": rng.standard_normal((K, N), dtype=np.float32)}
+    inputs = {}
+    for i, (M, K, N) in enumerate([shapes] if isinstance(shapes[0], int) else shapes):
+        seed_a, seed_b = (int(s) for s in rng.integers(0, SEED_LIMIT, 2))
+        inputs[f"A{i}"], inputs[f"B{i}"] = fill_uniform_host(M, K, seed_a), fill_uniform_host(K, N, seed_b)
+    return inputs
 
 
 def tool_tasks(g, pool):
@@ -126,7 +144,7 @@ def tool_tasks(g, pool):
         futures["racecheck"] = pool.submit(
             _tool_run, g, "races", "compute-sanitizer",
             lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
-                         "--log-file", log), _inputs(g, g.racecheck_shape))
+                         "--log-file", log), _inputs(g, g.racecheck_shapes))
     if any(k in g.points for k in NCU_KEYS):
         joined = getattr(g, "ncu_future", None)
         if joined is not None:  # one ncu run for the grade's stages (NcuTogether, join_ncu)
@@ -144,9 +162,10 @@ def _ncu_args(log):
             "--log-file", log)
 
 
-def _shape(inputs):
-    """(M, K, N) of a tool run's one input pair."""
-    return (inputs["A0"].shape[0], inputs["A0"].shape[1], inputs["B0"].shape[1])
+def _shapes(inputs):
+    """[(M, K, N)] of a tool run's input pairs, in order."""
+    return [(inputs[f"A{i}"].shape[0], inputs[f"A{i}"].shape[1], inputs[f"B{i}"].shape[1])
+            for i in range(len(inputs) // 2)]
 
 
 def _tool_run(g, key, tool, args, inputs):
@@ -158,7 +177,7 @@ def _tool_run(g, key, tool, args, inputs):
     if path is None:
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     refused = {}
-    job, given = g.late_runner([_shape(inputs)], refused, f"{tool} runner")  # starts before the build ends
+    job, given = g.late_runner(_shapes(inputs), refused, f"{tool} runner")  # starts before the build ends
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
@@ -230,7 +249,7 @@ def tool_verdict(g, key, futures, check):
         return check.verdict(False, fault)
     # a tool's trouble is the grader's, whatever words the judge puts before it; the runner's is the student's
     if key == "races":
-        facts = {**racecheck_facts(result, text), "shape": g.racecheck_shape}
+        facts = {**racecheck_facts(result, text), "shapes": g.racecheck_shapes}
         return check.verdict(*races.judge_racecheck(facts), fault_of(facts.get("problem")))
     facts = {**ncu_facts(result, text), "shape": ncu_shape(g.cfg)}
     if key == "bank_conflicts":

@@ -26,11 +26,14 @@ from autograder.numba_objects import compile_for  # the grader's own kernels
 
 
 class _Operands:
-    """A, B and C (a view at the start of a NaN-guarded buffer) at size n, and the projection's buffers."""
+    """A and B inside NaN guards, as every other runner's operands are (runner/run.guarded_input: a kernel that
+    reads past an edge finds the same there in a timed launch as in a profiled or race-checked one), C (a view at
+    the start of a NaN-guarded buffer) at size n, and the projection's buffers."""
 
     def __init__(self, cuda, np, n, columns):
-        from autograder.runner.run import device_output
-        self.A, self.B = cuda.device_array((n, n), np.float32), cuda.device_array((n, n), np.float32)
+        from autograder.runner.run import device_output, guarded_input
+        empty = np.zeros((n, n), np.float32)  # filled on the GPU before each run (fill_uniform_kernel)
+        (self.Abuf, self.A, _), (self.Bbuf, self.B, _) = guarded_input(cuda, np, empty), guarded_input(cuda, np, empty)
         self.Cbuf, self.C, _ = device_output(cuda, np, n, n)
         self.X = cuda.device_array((n, columns), np.float64)
         self.P = cuda.device_array((n, columns), np.float64)
