@@ -186,6 +186,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1, help="input seed of every grading (default: %(default)s)")
     p.add_argument("--check-timeout", type=int, default=60, help="per-check limit in s (default: %(default)s)")
     p.add_argument("--kinds", default=",".join(KINDS), help="kinds of submission, in turn (default: all)")
+    p.add_argument("--gpu-workers", type=int, help="GPU tier: grading processes per GPU (default: the class run's)")
     p.add_argument("--merge", nargs="+", metavar="BENCHMARK_JSON",
                    help="compare the runs of earlier benchmark.json files (graded one GPU count each) instead")
     args = p.parse_args(argv)
@@ -230,6 +231,8 @@ def main(argv=None):
         shutil.copytree(template, course)
         cmd = [sys.executable, "-m", "course.grade_class", course, "--device", device, "--seed", str(args.seed),
                "--gpus" if device == "gpu" else "--workers", str(n)]
+        if device == "gpu" and args.gpu_workers:
+            cmd += ["--gpu-workers", str(args.gpu_workers)]
         started, cpu_before = time.perf_counter(), host_cpu()
         with CpuByProgram() as sampled:
             proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -279,6 +282,12 @@ def summarize(out, runs, roster, device, seed, check_timeout):
             print(f"{r['count']}: host CPUs busy {cpu.get('busy', 0) / r['wall_s']:.1f} on average, "
                   f"steal {cpu.get('steal', 0) / r['wall_s']:.2f} (CPU s per s of the run); CPU s by program: "
                   + ", ".join(f"{name} {c:g} ({n})" for name, n, c in r.get("cpu_by_program", [])[:8]))
+    for r in runs:
+        per_kind = {}
+        for student, v in r["students"].items():
+            per_kind.setdefault(roster[student], []).append(v["execution_time"])
+        print(f"{r['count']}: seconds a submission by kind (min-max): "
+              + ", ".join(f"{k} {min(t):.1f}-{max(t):.1f}" for k, t in per_kind.items()))
     for r in runs:
         again = {s: v.get("retries") for s, v in r["students"].items() if v.get("retries")}
         print(f"{r['count']}: speed checks timed again because the GPU was shared: "
