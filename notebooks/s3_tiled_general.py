@@ -58,8 +58,8 @@ say_where_kernels_run()  # as the self-check's header says it, from the same tes
 # self-check at the bottom.
 #
 # The graded cells hold a kernel module and nothing else: imports of `math`, numpy's dtypes and
-# `numba`, constants, `@cuda.jit` kernels and helpers, and the launcher (stage 1 and the README's
-# student contract list what is allowed). Anything else scores the stage 0.
+# `numba`, constants, `@cuda.jit` kernels and helpers, and the launcher (stage 1's notebook lists
+# what is allowed, under "What the graded cells may contain"). Anything else scores the stage 0.
 
 # %%
 """Stage 3: shared-memory tiled matrix multiplication for any M, K, N.

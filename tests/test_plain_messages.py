@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from coursekit import released_course  # noqa: F401 (fixture)
 
 DEMO = os.path.join(ROOT, "demo_course")
 
@@ -152,3 +153,19 @@ def test_the_setup_cell_and_the_self_check_header_name_the_same_mode(tmp_path, o
     assert f"kernels run on {where}" in header, header
     if out_of_order:
         assert "run the cells from the top" in setup, setup
+
+
+def test_the_released_notebooks_send_students_to_nothing_they_do_not_get(released_course):
+    """Students get the five notebooks alone: a released notebook named `python -m tools.ladder`, BENCHMARKS.md and
+    "the README's student contract", none of which they have. Each fact is now said where it is needed, or points to
+    stage 1's notebook."""
+    import re
+    import nbformat
+    from autograder.stages import STAGES
+    elsewhere = re.compile(r"tools[./]|BENCHMARKS|README|student contract|docs/")
+    found = []
+    for stage in STAGES:
+        nb = nbformat.read(str(released_course / "release" / "matmul" / f"{stage.module}.ipynb"), as_version=4)
+        for cell in nb.cells:
+            found += [f"{stage.module}: {line.strip()}" for line in cell.source.splitlines() if elsewhere.search(line)]
+    assert found == [], "\n".join(found)
