@@ -176,7 +176,7 @@ def page(student, assignment, results):
              ".tag{font-weight:bold}</style></head><body>",
              f"<h1>{e(assignment)}: feedback for {e(student)}</h1>",
              f"<p><b>{results['score']:g} points</b> of {results['max_score']:g} graded in this run "
-             f"({course['gradebook_total']:g} in the full GPU tier). {e(results['output'])}</p>"]
+             f"({course['gradebook_total']:g} in the full GPU tier). {e(summary_without_notes(results))}</p>"]
     parts += overridden(results)
     for note in results["extra_data"].get("notes", []):
         parts.append(f"<p><b>Note:</b> {e(note)}</p>")
@@ -209,6 +209,14 @@ def page(student, assignment, results):
                  f"{results['execution_time']:g} s; submission {e(course['submission_sha256'][:12])}.</small></p>"
                  "</body></html>")
     return "\n".join(parts)
+
+
+def summary_without_notes(results):
+    """The grade's summary line less its notes: the page shows each note once, as a paragraph of its own."""
+    text = results["output"]
+    for note in results["extra_data"].get("notes", []):
+        text = text.replace("\nNote: " + note, "", 1)
+    return text
 
 
 def overridden(results):

@@ -169,3 +169,20 @@ def test_the_released_notebooks_send_students_to_nothing_they_do_not_get(release
         for cell in nb.cells:
             found += [f"{stage.module}: {line.strip()}" for line in cell.source.splitlines() if elsewhere.search(line)]
     assert found == [], "\n".join(found)
+
+
+@pytest.mark.slow
+def test_the_missing_stages_note_is_shown_once_on_the_feedback_page(tmp_path):
+    """A student who handed in stage 1 alone: the page's top said "not submitted: ... 0 of N points" twice, in the
+    run's summary and again as a note."""
+    from course import grade_class
+    course = tmp_path / "course"
+    folder = course / "submitted" / "lee" / "matmul"
+    folder.mkdir(parents=True)
+    (folder / "s1_naive.py").write_text(solution("s1_naive"), encoding="utf-8")
+    for name in ("nbgrader_config.py", "autograder.toml"):
+        shutil.copy(os.path.join(DEMO, name), course)
+    grade_class.ClassGrader(str(course), device="sim", out=open(os.devnull, "w"), workers=1).run()
+    page = (course / "feedback" / "lee" / "matmul" / "index.html").read_text(encoding="utf-8")
+    assert page.count("not submitted: s2_tiled.ipynb") == 1, page[:3000]
+    assert "those stages count 0 of" in page
