@@ -9,6 +9,7 @@ INSTRUMENT_CHECKS = ("races", "bank_conflicts", "data_reuse")
 DEGENERATE = [(1, 1, 1), (7, 1, 5)]
 EDGES = [(17, 23, 23), (33, 9, 31)]  # K = N in the first: a transposed B index shows
 RECTANGLES = [(40, 3, 6), (5, 37, 41)]
+SAMPLED_K = 256  # the sampled run's K at most (Stage.sampled_shape): its blocks' cost in the simulator grows with K
 INSTRUMENT_SIDE = 32  # the instrumented run's M and N at most: 1024 outputs, one thread each (Stage.instrument_shape)
 
 
@@ -57,16 +58,20 @@ class Stage:
 
     def sampled_shape(self, tile, rng, n):
         """(M, K, N) of the simulator's sampled run, drawn from `rng`: the grid of the timed size `n` (M and N within
-        four tiles of it, never multiples of the tile), of which the simulator runs a few blocks the grader draws
-        (the kernel sees the whole grid and cannot tell which). K crosses two or three tiles and a partial one: a
-        block's cost in the simulator grows with K (1.5 s at K = 256 in the bare simulator). A stage of square
-        multiples of the tile (stage 2) gets N = 6 to 12 tiles, its K with it."""
+        four tiles of it, each a multiple of the tile or not, as a coin decides), of which the simulator runs a few
+        blocks of each launch that the grader draws (engine/sampling.py). A kernel cannot tell it from the timed
+        shape by the tile multiples. K spans 2 to SAMPLED_K // tile tiles, whole or with a partial last tile: a
+        block's cost in the simulator grows with K (1.5 s at K = 256 in the bare simulator, 11 s at the timed 2048),
+        so a longer K runs one block of each launch instead of two. A stage of square multiples of the tile
+        (stage 2) gets N = 6 to 24 tiles, its K with it."""
         if self.square_tiles_only:
-            side = tile * int(rng.integers(6, 13))
+            side = tile * int(rng.integers(6, 25))
             return (side, side, side)
         M, N = (int(v) for v in rng.integers(n - 4 * tile, n + 4 * tile, size=2))
-        M, N = (v + 1 if v % tile == 0 else v for v in (M, N))
-        return (M, tile * int(rng.integers(2, 4)) + int(rng.integers(1, tile)), N)
+        whole = rng.random(3) < 0.5
+        M, N = ((v // tile) * tile if w else v + 1 if v % tile == 0 else v for v, w in zip((M, N), whole[:2]))
+        K = tile * int(rng.integers(2, max(2, SAMPLED_K // tile) + 1))
+        return (M, K if whole[2] else K + int(rng.integers(1, tile)), N)
 
     def gpu_shape_groups(self, tile):
         """Named groups of (M, K, N) shapes checked on the GPU."""

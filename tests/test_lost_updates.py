@@ -76,6 +76,34 @@ def same_thread_twice(C):
 @cuda.jit
 def other_blocks(C):                   # block b stores C[0, 0] too: two blocks, one element
     C[0, cuda.threadIdx.x] = float32(cuda.blockIdx.x)
+
+
+@cuda.jit
+def read_the_neighbours(C):            # thread j stores C[0, j], then reads C[0, j + 1], which thread j + 1 stores
+    j = cuda.threadIdx.x
+    C[0, j] = float32(j)
+    C[1, j] = C[0, (j + 1) % 8]
+
+
+@cuda.jit
+def read_the_last_launch(C):           # reads what an earlier launch wrote, stores its own element
+    j = cuda.threadIdx.x
+    C[1, j] = C[0, j] + float32(1.0)
+
+
+@cuda.jit
+def nanmax_then_add(C):                # thread 0 takes a nanmax into C[0, 0], the others add into it
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.nanmax(C, (0, 0), float32(5.0))
+    else:
+        cuda.atomic.add(C, (0, 0), float32(1.0))
+
+
+@cuda.jit
+def take_a_ticket(C):                  # a ticket from a counter in C, which nothing zeroed
+    j = cuda.threadIdx.x
+    ticket = cuda.atomic.add(C, (1, 7), float32(1.0))
+    C[0, j] = ticket
 '''
 
 CASES = {  # name: (launches as (kernel, grid, block), C's shape)
@@ -87,6 +115,13 @@ CASES = {  # name: (launches as (kernel, grid, block), C's shape)
     "through_a_row_view": ([("through_a_row_view", 1, 8)], (2, 8)),
     "same_thread_twice": ([("same_thread_twice", 1, 8)], (2, 8)),
     "other_blocks": ([("other_blocks", 3, 2)], (2, 8)),
+    "read_the_neighbours": ([("read_the_neighbours", 1, 8)], (2, 8)),
+    "read_the_last_launch": ([("one_store_each", 1, 8), ("read_the_last_launch", 1, 8)], (2, 8)),
+    "nanmax_then_add": ([("one_store_each", 1, 8), ("nanmax_then_add", 1, 8)], (2, 8)),
+    # sampled runs (a few blocks of each launch simulated): reading what no simulated thread wrote
+    "sampled: a ticket": ([("take_a_ticket", 1, 4)], (2, 8), "sampled"),
+    "sampled: read the last launch": ([("one_store_each", 1, 8), ("read_the_last_launch", 1, 8)], (2, 8), "sampled"),
+    "sampled: atomics into zeroed C": ([("one_store_each", 1, 8), ("atomics_only", 2, 8)], (2, 8), "sampled"),
 }
 
 DRIVER = r"""
@@ -102,9 +137,9 @@ spec = importlib.util.spec_from_file_location("kernels", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 out = {}
-for name, (launches, shape) in cases.items():
+for name, (launches, shape, *sampled) in cases.items():
     C = cuda.to_device(np.zeros(shape, np.float32))
-    with tracked(C, path) as log:
+    with tracked(C, path, sampled=bool(sampled)) as log:
         for kernel, grid, block in launches:
             getattr(mod, kernel)[grid, block](C)
     out[name] = {"facts": log.facts(), "restored": type(C) is FakeCUDAArray}
@@ -178,6 +213,44 @@ def test_stores_through_a_view_and_across_blocks_are_seen(tracked):
     f = tracked["other_blocks"]
     assert f["count"] == 4 and f["elements"] == 2, f
     assert {tuple(f["examples"][0][s]["block"]) for s in ("first", "second")} == {(0, 0, 0), (1, 0, 0)}
+
+
+def test_a_read_of_what_another_thread_of_the_launch_writes_is_a_conflict(tracked):
+    """Thread j reads C[0, j + 1], which thread j + 1 stores in the same launch: the simulator's fixed thread order
+    decides what it reads, a GPU's does not. Reading what an earlier launch wrote is ordered."""
+    f = tracked["read_the_neighbours"]
+    assert f["count"] == 8 and f["elements"] == 8, f
+    ex = f["examples"][0]
+    assert ex["kind"] == "read" and ex["first"]["thread"] != ex["second"]["thread"], ex
+    msg = correct.lost_update_message(f)
+    assert "read by one thread of a launch and written by another" in msg, msg
+    assert "thread (0, 0, 0) reads it at line" in msg and "(`C[1, j] = C[0, (j + 1) % 8]`)" in msg, msg
+    assert "thread (1, 0, 0) writes it at line" in msg and "(`C[0, j] = float32(j)`)" in msg, msg
+    assert tracked["read_the_last_launch"]["count"] == 0, tracked["read_the_last_launch"]
+
+
+def test_two_different_atomics_on_one_element_are_a_conflict(tracked):
+    """nanmax then add is not add then nanmax: two atomics of different kinds do not commute."""
+    f = tracked["nanmax_then_add"]
+    assert f["count"] >= 1 and f["elements"] == 1, f
+    ex = f["examples"][0]
+    assert ex["kind"] == "atomics" and ex["index"] == [0, 0], ex
+    assert {ex["first"]["op"], ex["second"]["op"]} == {"nanmax", "add"}, ex
+    msg = correct.lost_update_message(f)
+    assert "through cuda.atomic.nanmax" in msg and "through cuda.atomic.add" in msg and "do not commute" in msg, msg
+
+
+def test_a_sampled_block_reading_what_no_simulated_block_wrote_is_a_conflict(tracked):
+    """In a sampled run the blocks not drawn do not run: a ticket from a counter in C (or a read of C elsewhere) is
+    flagged, naming the reader; atomics into elements an earlier launch zeroed are not."""
+    f = tracked["sampled: a ticket"]
+    assert f["count"] >= 1, f
+    ex = f["examples"][0]
+    assert ex["kind"] == "unsimulated" and ex["index"] == [1, 7] and ex["first"] is None, ex
+    msg = correct.lost_update_message(f)
+    assert "C[1, 7]: block (0, 0, 0) thread (0, 0, 0) reads it through cuda.atomic.add at line" in msg, msg
+    assert tracked["sampled: read the last launch"]["count"] == 0, tracked["sampled: read the last launch"]
+    assert tracked["sampled: atomics into zeroed C"]["count"] == 0, tracked["sampled: atomics into zeroed C"]
 
 
 def test_footprint_of_a_tiled_kernel(tracked):
@@ -364,7 +437,7 @@ def test_the_skipped_loads_bar_follows_the_blocks_footprint():
     sampled = reuse_facts(M, K, N, K * 2 * 64, 2 * 64, 2)
     sampled["global_loads"]["outputs"] = 2 * 1024
     sampled["global_loads"]["reuse"] = 2 * K * 2048 / (K * 2 * 64)
-    sampled["sampled"] = {"blocks": [[0, 0, 0], [1, 0, 0]], "outputs": 2048}
+    sampled["sampled"] = {"blocks": [[[0, 0, 0], [1, 0, 0]]], "outputs": 2048}
     ok, msg = data_reuse.judge_sim(sampled, 16, 0.5)
     assert ok, msg
     sampled["global_loads"]["reuse"] *= 1.5

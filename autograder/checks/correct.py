@@ -179,8 +179,8 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
     import numpy as np
     lost = lost_update_message((facts or {}).get("c_writes"))
     if lost:
-        return ("not credited: the sampled simulator run at the graded size wrote C from more than one thread per "
-                "element, which a GPU does not compute reliably.\n" + lost)
+        return ("not credited: in the sampled simulator run at the graded size, threads of one launch depend on each "
+                "other through C, which a GPU does not compute reliably.\n" + lost)
     if ((facts or {}).get("races") or {}).get("count"):
         return ""  # the race check fails for it; the counters still describe the kernel
     M, K = A.shape
@@ -207,43 +207,77 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
                    "small shapes and wrong at this size treats sizes differently (a branch on M, N, K or the grid)")
 
 
-def _thread(side):
+def _thread(side, verb=False):
+    """Who and where; `verb`: say whether it read or wrote the element, and through which atomic."""
     where = f"line {side['line']} (`{side['source']}`)" if side.get("line", -1) > 0 else "a line outside the kernel file"
     how = " through cuda.atomic" if side.get("atomic") else ""
-    return (f"block {tuple(side['block'])} thread {tuple(side['thread'])}{how} at {where}")
+    if verb:
+        how = (" reads it" if side.get("access") == "read" else " writes it") + (
+            f" through cuda.atomic.{side['op']}" if side.get("op") else how)
+    return f"block {tuple(side['block'])} thread {tuple(side['thread'])}{how} at {where}"
+
+
+FIX = ("Give each element of C to exactly one thread (accumulate in a local variable and store once), or add into it "
+       "with cuda.atomic.add(C, (row, col), value).")
 
 
 def lost_update_message(c_writes, brief=False):
-    """'' when no two threads of one launch stored to the same element of C (sim/writes.py), else which element,
-    which threads and lines, the likely cause and the fix (`brief`: only the first two, said once already)."""
+    """'' when no two threads of one launch stored to the same element of C (sim/writes.py), nor one read what another
+    writes, nor two updated it through different atomics, nor (a sampled run) one read an element no simulated thread
+    wrote; else which element, which threads and lines, the likely cause and the fix (`brief`: said once already)."""
     if not c_writes or not c_writes.get("count"):
         return ""
     examples = c_writes.get("examples") or []
     count = c_writes.get("elements") or c_writes["count"]
-    many = f"{count} element{'s' if count != 1 else ''} of C {'were' if count != 1 else 'was'} written"
+    many = f"{count} element{'s' if count != 1 else ''} of C"
+    written = f"{many} {'were' if count != 1 else 'was'} written"
     if not examples:
-        return (f"Lost updates: {many} by two threads of one launch, at least one of them with a plain store; on a "
-                "GPU one of the updates is lost. Give each element of C to one thread, or update it only through "
-                "cuda.atomic.add.")
+        return (f"Lost updates: {written} by two threads of one launch, at least one of them with a plain store; on a "
+                "GPU one of the updates is lost. " + FIX)
     ex = examples[0]
     i, j = ex["index"][:2]
     first, second = ex["first"], ex["second"]
-    if first.get("atomic") or second.get("atomic"):
-        cause = (f"one thread stores to C[{i}, {j}] plainly while another updates it through cuda.atomic in the same "
-                 "launch; an atomic orders nothing against a plain store, so on a GPU one update is lost (set C "
-                 "in a launch of its own, before the atomics)")
-    elif ex.get("update"):
-        cause = f"two threads update C[{i}, {j}] without cuda.atomic.add; on a GPU one update is lost"
+    kind = ex.get("kind", "store")
+    if kind == "unsimulated":
+        head = (f"Order between blocks: {many} read where no simulated block had written. C[{i}, {j}]: "
+                f"{_thread(second, True)}, and no block the sampled run simulated wrote it first.")
+        cause = ("a block that reads C elsewhere (or takes a ticket from a counter in C) depends on other blocks of the "
+                 "grid; on a GPU blocks run in any order and at once, so what it reads is not defined. A block may "
+                 "read only the elements of C that it wrote itself or that an earlier launch wrote")
+        fix = "Compute each element from A and B alone; zero C, where it must be, in a launch of its own."
+    elif kind == "read":
+        head = (f"Order between threads: {many} read by one thread of a launch and written by another. C[{i}, {j}]: "
+                f"{_thread(first, True)}, then {_thread(second, True)}.")
+        cause = (f"the simulator runs one thread, and one block, after another, so the read saw one fixed order; a GPU "
+                 f"runs them together, so C[{i}, {j}] is read before or after the store, as it happens. Read only "
+                 "the elements of C that the same thread wrote, or that an earlier launch wrote")
+        fix = "Keep partial results in local variables (or shared memory within a block, with cuda.syncthreads())."
+    elif kind == "atomics":
+        head = (f"Mixed atomics: {many} updated by two threads of one launch through different atomic operations. "
+                f"C[{i}, {j}]: {_thread(first, True)}, then {_thread(second, True)}.")
+        cause = ("each atomic is indivisible, but two different ones do not commute (nanmax then add is not add then "
+                 "nanmax); the simulator ran them in one fixed order, a GPU runs them in any")
+        fix = "Update an element through one kind of atomic in a launch, or split the two into launches of their own."
     else:
-        cause = (f"two threads store to C[{i}, {j}] in the same launch; on a GPU either store may land last, so one "
-                 "result is lost")
-    head = (f"Lost update: {many} by more than one thread of the same launch. C[{i}, {j}]: {_thread(first)}, "
-            f"then {_thread(second)}.")
+        head = (f"Lost update: {written} by more than one thread of the same launch. C[{i}, {j}]: "
+                f"{_thread(first)}, then {_thread(second)}.")
+        fix = FIX
+        if first.get("atomic") or second.get("atomic"):
+            cause = (f"one thread stores to C[{i}, {j}] plainly while another updates it through cuda.atomic in the "
+                     "same launch; an atomic orders nothing against a plain store, so on a GPU one update is lost (set "
+                     "C in a launch of its own, before the atomics)")
+        elif ex.get("update"):
+            cause = f"two threads update C[{i}, {j}] without cuda.atomic.add; on a GPU one update is lost"
+        else:
+            cause = (f"two threads store to C[{i}, {j}] in the same launch; on a GPU either store may land last, so "
+                     "one result is lost")
+        if brief:
+            return head + " (see above)"
+        return (f"{head} The simulator runs one thread at a time, so C came out right here; a GPU runs them together. "
+                f"Likely cause: {cause}. {fix}")
     if brief:
         return head + " (see above)"
-    return (f"{head} The simulator runs one thread at a time, so C came out right here; a GPU "
-            f"runs them together. Likely cause: {cause}. Give each element of C to exactly one thread (accumulate "
-            "in a local variable and store once), or add into it with cuda.atomic.add(C, (row, col), value).")
+    return f"{head} Likely cause: {cause}. {fix}"
 
 
 def instrumented_product(C, A, B, tol, tile=None, past_end=0, facts=None):
@@ -253,8 +287,8 @@ def instrumented_product(C, A, B, tol, tile=None, past_end=0, facts=None):
     the race check fails for it, and the loads and bank counts still describe the kernel."""
     lost = lost_update_message((facts or {}).get("c_writes"))
     if lost:
-        return ("not credited: the instrumented simulator run wrote C from more than one thread per element, which "
-                "a GPU does not compute reliably.\n" + lost)
+        return ("not credited: in the instrumented simulator run, threads of one launch depend on each other "
+                "through C, which a GPU does not compute reliably.\n" + lost)
     if ((facts or {}).get("races") or {}).get("count"):
         return ""
     M, K = A.shape

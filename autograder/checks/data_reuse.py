@@ -64,7 +64,8 @@ def judge_sim(facts, tile, reuse_fraction=0.5, tile_known=True):
     reuse = g["reuse"]
     edges = " (partial tiles at the edges load fewer elements)" if (M or 0) % tile or (N or 0) % tile else ""
     if facts.get("sampled"):
-        edges = f", in {len(facts['sampled']['blocks'])} blocks of whole tiles"
+        n = sum(len(b) for b in facts["sampled"]["blocks"])
+        edges = f", in {n} block{'s' if n != 1 else ''} of whole tiles"
     head = (f"each output element costs {g['loads_per_output']:g} loads of A and B from global memory (the naive "
             f"kernel loads 2K = {naive}, a kernel tiled by {tile} loads {naive / ideal:.4g} at M x K x N = {M} x {K} x "
             f"{N}{edges}): every loaded element is used {reuse:g} time{'' if reuse == 1 else 's'}")

@@ -1,15 +1,13 @@
 """Trusted parent side: the build, the one child that runs the student's launcher (with no GPU), and the jobs of the
 children that run the plan it recorded: GPU runners from its PTX, simulator children with the module's kernels looked
 up by name (the instrumented runs among them). What every tier runs is what the build compiled."""
-import math
-
-
 from ..checks import compiles
 from ..checks import child_problem, depends_on, grader_fault
 from ..outcome import grader
 from ..ptx import facts as ptx_facts
 from ..sandbox.plan import check_build
 from .report import NO_COMPILER
+from . import sampling
 
 class Plans:
     """The build-and-plan half of a StageGrader (engine/stage.py)."""
@@ -119,24 +117,20 @@ class Plans:
     def run_structure(self, inputs, sampled_inputs):
         """[the instrumented run's result, the sampled run's result] of one simulator child (one start-up, not two)
         that replays the build's plans instrumented at the drawn shape and then at the timed size's grid
-        (sampled_shape), where it runs two blocks drawn from the grade's secret generator, away from the last row
-        and column of blocks (whole tiles): blocks are independent, so the loads per output, the races and the bank
-        conflicts of a block are exact on a sample, and structure is judged at the size that is graded. The kernel
-        sees the whole grid and cannot tell which blocks run. Waits for the build."""
+        (sampled_shape), where it runs a few blocks of each launch drawn from the grade's secret generator
+        (engine/sampling.py): blocks are independent, so the loads per output, the races and the bank conflicts of a
+        block are exact on a sample, and structure is judged at the size that is graded. The kernel sees the whole
+        grid; a block that reads what another block writes is a fault of its own (sim/writes.py). Its time limit
+        follows the work each drawn block does. Waits for the build."""
         self.instrument_inputs, self.sampled_inputs = inputs, sampled_inputs
         small, graded = self.instrument_shape(), self.sampled_shape
         job, why = self.sim_job([small, graded], count=2, instrument=True)
         if why:
             return [self.not_run(why)] * 2
         launches = self.built["plans"][tuple(graded)].get("launches", [])  # none: the child says the plan's error
-        grid = next((item["grid"] for item in launches if self.built["kernels"][item["kernel"]]["name"]
-                     == self.stage.kernel), [1, 1, 1])
-        u = iter(self.sample)
-        blocks = [list(b) for b in dict.fromkeys(
-            (int(next(u) * max(1, grid[0] - 1)), int(next(u) * max(1, grid[1] - 1)), 0) for _ in range(2))]
-        job["blocks_of"] = [None, blocks]
-        lim, t = self.cfg["limits"], self.tile or 16
-        steps = len(blocks) * len(launches) * (1 + math.ceil(graded[1] / t)) * max(1.0, (t / 16) ** 2)
+        blocks_of, steps = sampling.draw(launches, graded, self.tile, self.sample)
+        job["blocks_of"] = [None, blocks_of]
+        lim = self.cfg["limits"]
         timeout = min(lim["check_timeout_s"], self.sim_timeout([small])
                       + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
         both = {"A0": inputs["A0"], "B0": inputs["B0"], "A1": sampled_inputs["A0"], "B1": sampled_inputs["B0"]}

@@ -53,9 +53,9 @@ class StageGrader(Planning, Children, Plans, Judging):
         self.sampled_shape = self.sample = None
         if rng is not None and self.instrument_keys():
             self.instrument_shape()
-            # the sampled run: the timed size's grid, of which a few blocks run (run_structure), drawn now
+            # the sampled run: the timed size's grid, of which a few blocks of each launch run (run_structure)
             self.sampled_shape = self.stage.sampled_shape(self.tile or 16, rng, cfg["speed"]["n"])
-            self.sample = rng.random(4)
+            self.sample = rng.random(5)  # where in each launch's grid (engine/sampling.py)
         self.module_path = os.path.join(workdir, self.stage.filename)
         with open(self.module_path, "w", encoding="utf-8") as f:
             f.write(src.source)

@@ -146,7 +146,9 @@ Facts format (JSON-serialisable dict returned by ``run_instrumented``)
                        "reuse_B": float | None,
                        "per_line": [{"array": "A"|"B", "line": int, "loads": int,
                                      "per_output": float, "source": str}]},
-      "c_writes": {...},                  # stores to C per thread: lost updates, footprint (sim/writes.py)
+      "c_writes": {...},                  # stores to C per thread: lost updates, reads of what another thread
+                                          # writes, mixed atomics, footprint (sim/writes.py)
+      "sampled": {"blocks": [[[x, y, z]]], "outputs": int},  # a sampled run: the blocks of each launch simulated
       "seconds": float
     }
 """

@@ -37,7 +37,7 @@ class SimPlanLaunches:
 
 def execute(job):
     """How the simulator child runs shape i's launches: instrumented (sim/instrument.py; `blocks_of[i]`, where the
-    job has it, are the blocks a sampled run simulates), or with C's stores watched for lost updates
+    job has it, are the blocks of each launch a sampled run simulates), or with C's stores watched for lost updates
     (sim/writes.py)."""
     if job.get("instrument"):
         blocks_of = job.get("blocks_of") or []

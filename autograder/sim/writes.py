@@ -1,18 +1,25 @@
-"""Untrusted side (grading child): lost updates to C, which Numba's simulator cannot show.
+"""Untrusted side (grading child): lost updates to C and other orders between threads, which Numba's simulator
+cannot show.
 
 Two threads of one launch that store to, or read-modify-write, the same element of C without an atomic lose an
 update on a GPU: their loads and stores interleave. The simulator runs one thread at a time, so both updates land
 and C comes out right. While ``tracked(C, module_path)`` is active, C's class is switched to a subclass of the
 simulator's device array whose element stores note, per element, the launch and thread that last wrote it (NumPy
 arrays of stamps: bounded memory, no per-access objects). A second thread of the same launch writing an element,
-not both through ``cuda.atomic.*``, is a conflict. Launches run in order, so two launches writing one element
-are fine. The facts also give the blocks' footprint in C (rows plus columns each block wrote), from which the
-data-reuse judge bounds the loads a correct product needs (checks/data_reuse.py).
+not both through ``cuda.atomic.*``, is a conflict. So are a plain read of an element that another thread of the
+same launch writes (the simulator's fixed block order decides what it reads; a GPU's does not) and two threads
+updating one element through different atomics (``nanmax`` then ``add`` does not commute). Launches run in order,
+so two launches writing one element are fine. In a sampled run (a few blocks of each launch simulated), reading an
+element that no simulated thread wrote is a conflict too: its value is the part of a block that did not run. The
+facts also give the blocks' footprint in C (rows plus columns each block wrote), from which the data-reuse judge
+bounds the loads a correct product needs (checks/data_reuse.py).
 
-Facts (``WriteLog.facts``): {"count": int (conflicting writes), "elements": int, "launches": int,
-"examples": [{"index": [row, col], "update": bool, "first": SIDE, "second": SIDE}],
+Facts (``WriteLog.facts``): {"count": int (conflicting accesses), "elements": int, "launches": int,
+"examples": [{"index": [row, col], "kind": "store" | "read" | "atomics" | "unsimulated", "update": bool,
+"first": SIDE | None, "second": SIDE}],
 "footprint": {"rows_plus_cols": int, "blocks": int, "written": int}} with SIDE = {"block": [x, y, z],
-"thread": [x, y, z], "line": int, "source": str, "atomic": bool}.
+"thread": [x, y, z], "line": int, "source": str, "atomic": bool, "op": the cuda.atomic function or absent,
+"access": "read" | "write"}.
 """
 import contextlib
 import linecache
@@ -27,6 +34,9 @@ GID_BITS = 41                 # stamp = launch << LAUNCH_SHIFT | MANY? | thread 
 MANY = 1 << GID_BITS          # (atomic stamps) several threads updated the element through atomics
 LAUNCH_SHIFT = GID_BITS + 1
 GID_MASK = MANY - 1
+OP_NAMES = (None, "add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin",
+            "compare_and_swap", "cas")
+OPS = {name: i for i, name in enumerate(OP_NAMES) if name}
 
 
 class WriteLog:
@@ -39,6 +49,10 @@ class WriteLog:
         self.plain = np.zeros(size, np.int64)      # stamp of the last plain store, 0: none
         self.atomic = None                         # stamp of the last atomic update (allocated on the first)
         self.site = np.zeros(size, np.int32)       # (site id << 1 | read first) of the last store
+        self.ops = None                            # cuda.atomic function (OPS index) of the last atomic update
+        self.reader = None                         # stamp of the last plain read (| MANY: read by several threads)
+        self.rsite = None                          # site id of the last plain read
+        self.sampled = False                       # a sampled run: reads of elements no simulated thread wrote
         self.flat = None                           # flat index of each element, for indices other than [i, j]
         self.real = os.path.realpath(module_path) if module_path else None
         self.sites, self.site_ids = [], {}         # (code, lasti) of each store site
@@ -81,67 +95,134 @@ class WriteLog:
             t._lu_stamp = (self.launch << LAUNCH_SHIFT) | (gid + 1)
             return t._lu_stamp, t
 
-    def read(self, flat):
-        stamp, t = self.thread()
-        if t is not None:
-            t._lu_read = flat
-
-    def write(self, flat, frame):
+    def read(self, flat, frame):
         stamp, t = self.thread()
         if t is None:
             return
-        atomic = _is_atomic(frame)
-        if atomic:
+        t._lu_read = flat if type(flat) is int else -1
+        atomic = _is_atomic(frame) and frame.f_code.co_name
+        if atomic:                               # an atomic's own read: judged with its update (write_one)
             frame = frame.f_back
+        if type(flat) is not int:                # a slice of C read at once
+            flat = flat.ravel().tolist()
+        if not atomic or self.sampled:
+            sid = self.site_of(frame)
+            base = (stamp >> LAUNCH_SHIFT) << LAUNCH_SHIFT
+            for f in (flat if type(flat) is list else (flat,)):
+                self.read_one(f, stamp, base, sid, t, atomic)
+
+    def read_one(self, flat, stamp, base, sid, t, atomic):
+        with self.lock:
+            prev = int(self.plain[flat])
+            a = int(self.atomic[flat]) if self.atomic is not None else 0
+            if self.sampled and not prev and not a:
+                # nothing simulated wrote it: a block of the grid that did not run owns it, or nobody does
+                self.conflict(flat, "unsimulated", None, t, {"atomic": bool(atomic), "op": atomic or None,
+                                                             "access": "read"}, sid, False)
+            if atomic:
+                return
+            other = ((prev, False) if prev >= base and prev != stamp else
+                     (a & ~MANY if a & ~MANY != stamp else -1, True) if a >= base and (a & ~MANY != stamp or a & MANY)
+                     else None)
+            if other:
+                # the read half of `C[i, j] += x`: its store conflicts too, and says it once (write_one)
+                t._lu_rconf = (flat, len(self.examples))
+                self.conflict(flat, "read", other, t, {"atomic": False, "access": "read"}, sid, False)
+            if self.reader is None:
+                self.reader = self.np.zeros(self.plain.size, self.np.int64)
+                self.rsite = self.np.zeros(self.plain.size, self.np.int32)
+            r = int(self.reader[flat])
+            self.reader[flat] = r | MANY if r >= base and r & ~MANY != stamp else stamp
+            self.rsite[flat] = sid
+
+    def site_of(self, frame):
         key = (frame.f_code, frame.f_lasti)
         sid = self.site_ids.get(key)
         if sid is None:
             sid = self.site_ids.setdefault(key, len(self.sites))
             if sid == len(self.sites):
                 self.sites.append(key)
+        return sid
+
+    def write(self, flat, frame):
+        stamp, t = self.thread()
+        if t is None:
+            return
+        atomic = _is_atomic(frame)
+        op = OPS.get(frame.f_code.co_name, 0) if atomic else 0
+        if atomic:
+            frame = frame.f_back
+        sid = self.site_of(frame)
         base = (stamp >> LAUNCH_SHIFT) << LAUNCH_SHIFT
         if type(flat) is not int:                # a slice of C stored at once
             for f in flat.ravel().tolist():
-                self.write_one(f, stamp, base, atomic, sid, False, t)
+                self.write_one(f, stamp, base, op, sid, False, t)
         else:
             rmw = not atomic and getattr(t, "_lu_read", -1) == flat
-            self.write_one(flat, stamp, base, atomic, sid, rmw, t)
+            self.write_one(flat, stamp, base, op, sid, rmw, t)
 
-    def write_one(self, flat, stamp, base, atomic, sid, rmw, t):
+    def write_one(self, flat, stamp, base, op, sid, rmw, t):
+        atomic = bool(op)
+        this = {"atomic": atomic, "op": OP_NAMES[op], "access": "write"}
         with self.lock:
             prev = int(self.plain[flat])
             other, other_atomic = (prev, False) if prev >= base and prev != stamp else (0, False)
             a = int(self.atomic[flat]) if self.atomic is not None else 0
-            if not other and a >= base and not atomic and (a & ~MANY != stamp or a & MANY):
+            mine = a & ~MANY == stamp and not a & MANY
+            if not other and a >= base and not atomic and not mine:
                 # a plain store where another thread updated through an atomic: unordered, one of them is lost
                 other, other_atomic = (a & ~MANY if a & ~MANY != stamp else -1), True
             if other:
-                self.conflict(flat, other, other_atomic, t, atomic, sid, rmw)
+                said = getattr(t, "_lu_rconf", None)
+                if rmw and said and said[0] == flat:    # one conflict: the update, not its read as well
+                    self.count -= 1
+                    del self.examples[said[1]:]
+                self.conflict(flat, "store", (other, other_atomic), t, this, sid, rmw)
+            elif atomic and a >= base and not mine and int(self.ops[flat]) != op:
+                # two threads' atomics of different kinds (nanmax, then add): the result depends on their order
+                self.conflict(flat, "atomics", (a & ~MANY if a & ~MANY != stamp else -1, True), t, this, sid, rmw)
+            elif self.reader is not None:
+                r = int(self.reader[flat])
+                if r >= base and (r & ~MANY != stamp or r & MANY):
+                    # another thread of this launch read it: before or after this store, as the GPU schedules them
+                    reader = r & ~MANY if r & ~MANY != stamp else -1
+                    self.conflict(flat, "read", (reader, False, int(self.rsite[flat])), t, this, sid, rmw)
             if atomic:
                 if self.atomic is None:
                     self.atomic = self.np.zeros(self.plain.size, self.np.int64)
+                    self.ops = self.np.zeros(self.plain.size, self.np.int8)
                 many = MANY if a >= base and (a & MANY or a & ~MANY != stamp) else 0
                 self.atomic[flat] = stamp | many
+                self.ops[flat] = op
             else:
                 self.plain[flat] = stamp
             self.site[flat] = (sid << 1) | rmw
 
     # -- conflicts and facts -----------------------------------------------------------------------------------
-    def conflict(self, flat, other, other_atomic, t, atomic, sid, rmw):
+    def conflict(self, flat, kind, other, t, this, sid, rmw):
+        """Note one conflict at element `flat`: `other` = (stamp, atomic[, site]) of the other thread's access (stamp
+        -1: several threads, none named; None: no simulated thread), `this` the calling thread's access."""
         np = self.np
         self.count += 1
         if self.hit is None:
             self.hit = np.zeros(self.plain.size, np.bool_)
         self.hit[flat] = True
-        if len(self.examples) >= MAX_EXAMPLES or other < 0:
+        if len(self.examples) >= MAX_EXAMPLES or (other is not None and other[0] < 0):
             return
         psite = int(self.site[flat])
-        first = self.side(other, psite >> 1, other_atomic)
+        first = None
+        if other is not None:
+            stamp, other_atomic = other[:2]
+            site = other[2] if len(other) > 2 else psite >> 1
+            first = self.side(stamp, site, other_atomic)
+            first["access"] = "read" if len(other) > 2 else "write"
+            if other_atomic and self.ops is not None:
+                first["op"] = OP_NAMES[int(self.ops[flat])]
         second = {"block": [int(v) for v in t.blockIdx], "thread": [int(v) for v in t.threadIdx],
-                  **self.where(sid), "atomic": atomic}
+                  **self.where(sid), **{k: v for k, v in this.items() if v is not None}}
         index = [int(v) for v in np.unravel_index(flat, self.shape)]
-        self.examples.append({"index": index, "update": bool(rmw or psite & 1 or atomic or other_atomic),
-                              "first": first, "second": second})
+        update = bool(rmw or psite & 1 or this.get("atomic") or (first or {}).get("atomic"))
+        self.examples.append({"index": index, "kind": kind, "update": update, "first": first, "second": second})
 
     def side(self, stamp, sid, atomic):
         """Block, thread and site of the write `stamp` names."""
@@ -200,7 +281,10 @@ def _tracking_class(base_cls, log, root):
                 view._lu_map = (log.index(idx) if self is root else self._lu_map[idx])
                 return view
             if type(ret) is not np.void:
-                log.read(log.index(idx) if self is root else self._lu_map[idx])
+                f = getframe(1)
+                if f.f_code is within.get("get"):  # FakeWithinKernelCUDAArray.__getitem__: the caller is above it
+                    f = f.f_back
+                log.read(log.index(idx) if self is root else self._lu_map[idx], f)
             return ret
 
         def __setitem__(self, idx, val):
@@ -212,15 +296,17 @@ def _tracking_class(base_cls, log, root):
 
     from numba.cuda.simulator.cudadrv.devicearray import FakeWithinKernelCUDAArray
     within["set"] = FakeWithinKernelCUDAArray.__setitem__.__code__
+    within["get"] = FakeWithinKernelCUDAArray.__getitem__.__code__
     TrackedArray.__name__ = base_cls.__name__
     TrackedArray.__qualname__ = base_cls.__qualname__
     return TrackedArray
 
 
 @contextlib.contextmanager
-def tracked(C, module_path):
+def tracked(C, module_path, sampled=False):
     """For the duration of the block, note every store to C (a simulator device array) by the threads of each
-    launch; yields the WriteLog, or None when C is not a simulator array (nothing is tracked)."""
+    launch; yields the WriteLog, or None when C is not a simulator array (nothing is tracked). `sampled`: a run of a
+    few blocks of each launch, where a read of an element no simulated thread wrote is a conflict too."""
     import numpy as np
     from numba.cuda.simulator import kernel as sim_kernel
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
@@ -228,6 +314,7 @@ def tracked(C, module_path):
         yield None
         return
     log = WriteLog(C, module_path, np, sim_kernel)
+    log.sampled = sampled
     cls = type(C)
     tracking = _tracking_class(cls, log, C)
     tracking._lu_tracked = True
