@@ -100,6 +100,11 @@ def nanmax_then_add(C):                # thread 0 takes a nanmax into C[0, 0], t
 
 
 @cuda.jit
+def zero_the_counter(C):
+    C[1, 7] = float32(0.0)
+
+
+@cuda.jit
 def take_a_ticket(C):                  # a ticket from a counter in C, which nothing zeroed
     j = cuda.threadIdx.x
     ticket = cuda.atomic.add(C, (1, 7), float32(1.0))
@@ -120,6 +125,9 @@ CASES = {  # name: (launches as (kernel, grid, block), C's shape)
     "nanmax_then_add": ([("one_store_each", 1, 8), ("nanmax_then_add", 1, 8)], (2, 8)),
     # sampled runs (a few blocks of each launch simulated): reading what no simulated thread wrote
     "sampled: a ticket": ([("take_a_ticket", 1, 4)], (2, 8), "sampled"),
+    "tickets": ([("zero_the_counter", 1, 1), ("take_a_ticket", 1, 4)], (2, 8)),
+    "sampled: a ticket from a zeroed counter": ([("zero_the_counter", 1, 1), ("take_a_ticket", 1, 4)], (2, 8),
+                                                "sampled"),
     "sampled: read the last launch": ([("one_store_each", 1, 8), ("read_the_last_launch", 1, 8)], (2, 8), "sampled"),
     "sampled: atomics into zeroed C": ([("one_store_each", 1, 8), ("atomics_only", 2, 8)], (2, 8), "sampled"),
 }
@@ -251,6 +259,22 @@ def test_a_sampled_block_reading_what_no_simulated_block_wrote_is_a_conflict(tra
     assert "C[1, 7]: block (0, 0, 0) thread (0, 0, 0) reads it through cuda.atomic.add at line" in msg, msg
     assert tracked["sampled: read the last launch"]["count"] == 0, tracked["sampled: read the last launch"]
     assert tracked["sampled: atomics into zeroed C"]["count"] == 0, tracked["sampled: atomics into zeroed C"]
+
+
+def test_a_ticket_from_an_atomic_on_c_is_an_order_between_threads(tracked):
+    """The old value an atomic on C returns, used (a ticket from a counter that an earlier launch zeroed), depends on
+    the order of the threads: in a whole run once another thread updated it, in a sampled run always (the blocks
+    that did not run take tickets too)."""
+    f = tracked["tickets"]
+    assert f["count"] == 3 and f["elements"] == 1, f
+    ex = f["examples"][0]
+    assert ex["kind"] == "ticket" and ex["index"] == [1, 7] and ex["first"]["thread"] == [0, 0, 0], ex
+    assert ex["second"]["thread"] == [1, 0, 0] and ex["second"]["source"].startswith("ticket = cuda.atomic.add"), ex
+    msg = correct.lost_update_message(f)
+    assert "C[1, 7]" in msg and "returned" in msg and "thread (1, 0, 0) reads it through cuda.atomic.add" in msg, msg
+    f = tracked["sampled: a ticket from a zeroed counter"]
+    assert f["count"] == 4 and f["examples"][0]["kind"] == "ticket" and f["examples"][0]["first"] is None, f
+    assert tracked["sampled: atomics into zeroed C"]["count"] == 0   # split-K's adds: their value unused
 
 
 def test_footprint_of_a_tiled_kernel(tracked):

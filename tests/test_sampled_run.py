@@ -87,6 +87,18 @@ def test_a_block_that_reads_c_only_at_the_graded_size_loses_the_structure_points
         assert "C[0, 0]: block (" in out and "reads it at line" in out and "math.isnan(C[0, 0])" in out, out
 
 
+@pytest.mark.slow
+def test_a_ticket_from_a_counter_in_c_loses_the_structure_points(grade_text):
+    """Past the small sizes each thread takes a ticket from a counter in C (zeroed by a launch of one block) and tiles
+    only when it came early, as in the sampled run, where the blocks not drawn take none (13/13 before)."""
+    r = grade_text("tiled_general", kernel("ticket_counter.py"))
+    passed(r, "correct")
+    for key in ("races", "data_reuse"):
+        out = failed(r, key)
+        assert "the timed size's grid" in out and "C[0, 0]" in out and "returned old value a thread then used" in out
+        assert "reads it through cuda.atomic.add at line" in out and "ticket = cuda.atomic.add(C, (0, 0)" in out, out
+
+
 NANMAX_THEN_ADD = ("        cuda.atomic.add(C, (row, col), acc)\n",
                    "        if cuda.blockIdx.z == 0:  # C starts as NaN: the first slice takes it over by a nanmax\n"
                    "            cuda.atomic.nanmax(C, (row, col), acc)\n"

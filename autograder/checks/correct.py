@@ -252,6 +252,15 @@ def lost_update_message(c_writes, brief=False):
                  f"runs them together, so C[{i}, {j}] is read before or after the store, as it happens. Read only "
                  "the elements of C that the same thread wrote, or that an earlier launch wrote")
         fix = "Keep partial results in local variables (or shared memory within a block, with cuda.syncthreads())."
+    elif kind == "ticket":
+        op = second.get("op") or "add"
+        after = f", after {_thread(first, True)}" if first else ""
+        head = (f"Order between threads: {many} updated through cuda.atomic.{op}, whose returned old value a thread "
+                f"then used. C[{i}, {j}]: {_thread(second, True)}{after}.")
+        cause = ("the old value an atomic returns depends on which threads of the launch reached the element first; a "
+                 "GPU runs them in any order (the simulator, and its sampled run of a few blocks, in one fixed order), "
+                 "so a ticket or counter in C tells a block nothing it may rely on")
+        fix = "Compute each element from A and B alone; add into C through an atomic without using what it returns."
     elif kind == "atomics":
         head = (f"Mixed atomics: {many} updated by two threads of one launch through different atomic operations. "
                 f"C[{i}, {j}]: {_thread(first, True)}, then {_thread(second, True)}.")

@@ -100,6 +100,8 @@ def _make_shared_proxy(rec):
                 code = (((cid << LASTI_BITS) | f.f_lasti) << LINE_SHIFT) + self._code + 1
             else:
                 code = (locate(f) << LINE_SHIFT) + self._code + (3 if atomic(f) else 1)
+            if type(val) is not float and hasattr(val, "_used"):  # an atomic's ticket from C (sim/tickets.py)
+                val._used()
             self._a[idx] = val
             log = tls.log
             log.append(code)

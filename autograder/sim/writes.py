@@ -28,6 +28,7 @@ import sys
 import threading
 
 from .common import _is_atomic
+from .tickets import watched
 
 MAX_EXAMPLES = 4
 GID_BITS = 41                 # stamp = launch << LAUNCH_SHIFT | MANY? | thread id + 1
@@ -53,6 +54,7 @@ class WriteLog:
         self.reader = None                         # stamp of the last plain read (| MANY: read by several threads)
         self.rsite = None                          # site id of the last plain read
         self.sampled = False                       # a sampled run: reads of elements no simulated thread wrote
+        self.skip_codes = ()                       # frames between an atomic and the kernel (sim/tickets.py)
         self.flat = None                           # flat index of each element, for indices other than [i, j]
         self.real = os.path.realpath(module_path) if module_path else None
         self.sites, self.site_ids = [], {}         # (code, lasti) of each store site
@@ -103,6 +105,8 @@ class WriteLog:
         atomic = _is_atomic(frame) and frame.f_code.co_name
         if atomic:                               # an atomic's own read: judged with its update (write_one)
             frame = frame.f_back
+            if frame.f_code in self.skip_codes:
+                frame = frame.f_back
         if type(flat) is not int:                # a slice of C read at once
             flat = flat.ravel().tolist()
         if not atomic or self.sampled:
@@ -152,6 +156,8 @@ class WriteLog:
         op = OPS.get(frame.f_code.co_name, 0) if atomic else 0
         if atomic:
             frame = frame.f_back
+            if frame.f_code in self.skip_codes:
+                frame = frame.f_back
         sid = self.site_of(frame)
         base = (stamp >> LAUNCH_SHIFT) << LAUNCH_SHIFT
         if type(flat) is not int:                # a slice of C stored at once
@@ -181,13 +187,14 @@ class WriteLog:
             elif atomic and a >= base and not mine and int(self.ops[flat]) != op:
                 # two threads' atomics of different kinds (nanmax, then add): the result depends on their order
                 self.conflict(flat, "atomics", (a & ~MANY if a & ~MANY != stamp else -1, True), t, this, sid, rmw)
-            elif self.reader is not None:
+            elif self.reader is not None and not rmw:   # an update's own read: its store says it (above)
                 r = int(self.reader[flat])
                 if r >= base and (r & ~MANY != stamp or r & MANY):
                     # another thread of this launch read it: before or after this store, as the GPU schedules them
                     reader = r & ~MANY if r & ~MANY != stamp else -1
                     self.conflict(flat, "read", (reader, False, int(self.rsite[flat])), t, this, sid, rmw)
             if atomic:
+                t._lu_atomic = (flat, stamp, sid, a)   # whose update its returned value holds (sim/tickets.py)
                 if self.atomic is None:
                     self.atomic = self.np.zeros(self.plain.size, self.np.int64)
                     self.ops = self.np.zeros(self.plain.size, self.np.int8)
@@ -197,6 +204,20 @@ class WriteLog:
             else:
                 self.plain[flat] = stamp
             self.site[flat] = (sid << 1) | rmw
+
+    def ticket_used(self, flat, stamp, t, sid, before):
+        """The thread `t` used the old value its atomic on C[flat] returned (`before`: the element's atomic stamp then):
+        in a sampled run blocks that did not run would have updated it too; in a whole run, another thread of the
+        launch updated it, before or after."""
+        with self.lock:
+            base = (stamp >> LAUNCH_SHIFT) << LAUNCH_SHIFT
+            a = int(self.atomic[flat]) if self.atomic is not None else 0
+            if not self.sampled and not (a >= base and (a & MANY or a & ~MANY != stamp)):
+                return
+            this = {"atomic": True, "op": OP_NAMES[int(self.ops[flat])] if self.ops is not None else None,
+                    "access": "read"}
+            named = [s & ~MANY for s in (before, a) if s >= base and s & ~MANY != stamp]
+            self.conflict(flat, "ticket", (named[0], True) if named else None, t, this, sid, False)
 
     # -- conflicts and facts -----------------------------------------------------------------------------------
     def conflict(self, flat, kind, other, t, this, sid, rmw):
@@ -288,6 +309,8 @@ def _tracking_class(base_cls, log, root):
             return ret
 
         def __setitem__(self, idx, val):
+            if type(val) is not float and hasattr(val, "_used"):   # an atomic's ticket (sim/tickets.py)
+                val._used()
             self._ary[idx] = val                 # first: an index error is the kernel's own
             f = getframe(1)
             if f.f_code is within.get("set"):    # FakeWithinKernelCUDAArray.__setitem__: the caller is above it
@@ -320,7 +343,8 @@ def tracked(C, module_path, sampled=False):
     tracking._lu_tracked = True
     C.__class__ = tracking
     try:
-        yield log
+        with watched(log, tracking):
+            yield log
     finally:
         C.__class__ = cls
 
