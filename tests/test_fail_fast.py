@@ -281,3 +281,33 @@ def test_honest_groups_are_not_cut_short_on_a_loaded_machine(cfg):
             b.kill()
             b.wait()
     assert r.score == 6, [(x.name, x.status, x.output[:120]) for x in r.checks]
+
+
+def test_a_stages_gpu_tool_stops_once_its_correctness_failed(cfg, tmp_path, monkeypatch):
+    """racecheck on a racy kernel reports for half a minute, and its verdict is "not run" once the correctness check
+    failed: a stage's own GPU tool child is stopped (its `cancel` is set) as soon as the correctness children ended
+    with a wrong product, instead of holding the GPU, and the class's next student, for nothing. A run several
+    stages share (the grade's one ncu run) and the correctness children themselves are not."""
+    from concurrent.futures import Future
+    from autograder.engine import children
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((40, 3)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
+    src = types.SimpleNamespace(stage=stages.find("tiled_general"), source=solution_text("tiled_general"))
+    cuts = {}
+    monkeypatch.setattr(children.sandbox, "run_child", lambda job, limits, inputs, wrapper, timeout, cut, *a:
+                        cuts.setdefault(wrapper[0] if wrapper else "runner", cut) and sandbox.ChildResult())
+    for verdict, stopped in (("wrong", True), ("right", False)):
+        g = StageGrader(src, "gpu", cfg, rng, str(tmp_path))
+        correctness = Future()
+        g.futures = {"compile": _futures({"compile": _compiled()})["compile"],
+                     "correct:rect": (correctness, {"A0": A, "B0": B})}
+        cuts.clear()
+        job = {"task": "run", "device": "gpu"}
+        g.run(job, wrapper=("compute-sanitizer",), later=True)
+        g.run(job, wrapper=("ncu",), later=True, shared_with=[StageGrader(src, "gpu", cfg, rng, str(tmp_path))])
+        g.run(job)
+        assert not any(c.is_set() for c in cuts.values())  # the correctness child still runs
+        C = (A.astype(np.float64) @ B).astype(np.float32)
+        correctness.set_result(_run_result(A, B, C if verdict == "right" else np.full((40, 6), np.nan, np.float32)))
+        assert cuts["compute-sanitizer"].is_set() is stopped, verdict
+        assert not cuts["ncu"].is_set() and not cuts["runner"].is_set()

@@ -17,8 +17,8 @@ class _Cut:
     (run_child calls begun()): its start-up (imports, a CUDA context: slow on a loaded machine) is bounded by
     `start` seconds and not counted in the grace, so an honest group is not cut short for another's sake."""
 
-    def __init__(self, grader, grace, start):
-        self.grader, self.grace, self.start = grader, grace, start
+    def __init__(self, grader, grace, start, gated=False):
+        self.grader, self.grace, self.start, self.gated = grader, grace, start, gated
         self.started, self.working = time.monotonic(), None
 
     def begun(self):
@@ -28,6 +28,8 @@ class _Cut:
     def is_set(self):
         at = self.grader.timeout_at
         if at is not None and not self.grace:  # a later check (instruments, GPU tools): stopped at once
+            return True
+        if self.gated and self.grader.gate_closed_now():  # a GPU tool whose verdict cannot count any more
             return True
         since = self.working if self.working is not None else self.started + self.start
         return at is not None and time.monotonic() > max(at, since) + self.grace
@@ -97,7 +99,10 @@ class Children:
         began = time.monotonic()
         grace = 0.0 if later else self.cfg["limits"]["sibling_grace_s"]
         start = limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]
-        cut = _AnyCut([_Cut(g, grace, start) for g in (self, *shared_with)])
+        # a stage's own GPU tool run stops once the stage's correctness failed: its verdict would be "not run" (racecheck
+        # on a racy kernel reports for half a minute); a run several stages share goes on for the others
+        gated = later and bool(wrapper) and not shared_with
+        cut = _AnyCut([_Cut(g, grace, start, gated) for g in (self, *shared_with)])
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
                                    cut, turn, work, dirs, released)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None

@@ -25,6 +25,11 @@ class Later:
         return [c.judge() if isinstance(c, Later) else c for c in checks]
 
 
+def _done(future):
+    """A child's future, or a part of one (engine/children._Part), has its result."""
+    return (future.future if hasattr(future, "future") else future).done()
+
+
 class Judging:
     """The judging half of a StageGrader (engine/stage.py)."""
 
@@ -49,6 +54,18 @@ class Judging:
                     + ("speed counts only for a correct kernel" if key == "speed" else
                        "the GPU tools run only on a kernel that computes the right product"))
         return ""
+
+    def gate_closed_now(self):
+        """True once the compile and correctness children have all ended and the later GPU checks must not run
+        (gate_reason); False while any of them still runs. Never waits."""
+        if self._gate is None:
+            started = dict(self.futures)  # a copy: the planning thread may still add to it
+            if "compile" not in started:
+                return False
+            futures = [started["compile"]] + [v[0] for k, v in started.items() if k.startswith("correct:")]
+            if not all(_done(f) for f in futures):
+                return False
+        return bool(self.gate_reason("races"))
 
     def _compute_gate(self):
         """(why the kernel does not compile, the correctness groups it failed, the grader's own fault in one of
