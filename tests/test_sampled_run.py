@@ -17,11 +17,22 @@ def test_blocks_are_drawn_from_each_launchs_own_grid_every_z_included():
     decoy, real = {"grid": [1, 1, 1]}, {"grid": [128, 130, 1]}
     blocks, _ = sampling.draw([decoy, real], (2080, 64, 2048), 16, U)
     assert blocks[0] == [[0, 0, 0]]
-    assert blocks[1] == [[38, 103, 0], [76, 12, 0]], blocks   # away from the last row and column
+    assert blocks[1] == [[37, 100, 0]], blocks   # one point: the decoy's one block is costed as the whole product
+    blocks, _ = sampling.draw([real], (2080, 64, 2048), 16, U)
+    assert blocks[0] == [[37, 100, 0], [74, 12, 0]], blocks   # away from the last row and column
     zero, split = {"grid": [128, 130, 1]}, {"grid": [128, 130, 4]}
-    blocks, _ = sampling.draw([zero, split], (2080, 64, 2048), 16, U)
-    assert blocks[1] == [[38, 103, z] for z in range(4)] + [[76, 12, z] for z in range(4)], blocks
+    blocks, _ = sampling.draw([zero, split], (2080, 48, 2048), 16, U)
+    assert blocks[1] == [[37, 100, z] for z in range(4)] + [[74, 12, z] for z in range(4)], blocks
     assert {tuple(b[:2]) for b in blocks[0]} == {tuple(b[:2]) for b in blocks[1]}  # the same part of C
+
+
+def test_every_launch_runs_the_block_that_holds_the_same_point_of_c():
+    """C zeroed by 32 x 32 blocks, then added into by 16 x 16 ones: the zeroed block holds the one that adds."""
+    for u in ([0.3, 0.8, 0.6, 0.1, 0.5], [0.99, 0.0, 0.5, 0.999, 0.2], [0.0, 0.999, 0.7, 0.7, 0.9]):
+        blocks, _ = sampling.draw([{"grid": [64, 65, 1]}, {"grid": [128, 130, 2]}], (2080, 32, 2048), 16, u)
+        for (x, y, _), (x2, y2, _) in zip(blocks[0], blocks[1][::2]):
+            assert 32 * x <= 16 * x2 < 16 * x2 + 16 <= 32 * x + 32 and 32 * y <= 16 * y2 < 16 * y2 + 16 <= 32 * y + 32
+            assert x2 < 127 and y2 < 129   # whole tiles
 
 
 def test_the_time_limit_follows_the_work_of_a_block():
@@ -51,6 +62,15 @@ def test_honest_styles_earn_every_point(grade_text, name):
     assert r.score == r.max_score, [(c.name, c.output) for c in r.checks if c.status == "failed"]
     for key in ("races", "data_reuse"):
         assert "At the graded size too" in passed(r, key)
+
+
+@pytest.mark.slow
+def test_split_k_after_a_zeroing_launch_of_larger_blocks_earns_every_point(grade_text):
+    """C zeroed by 32 x 32 blocks, the slices of K added by 16 x 16 ones: the sampled run zeroes what it adds into."""
+    text = kernel("split_k_atomic.py").replace("    zero_kernel[blocks, (TILE, TILE)](C)\n",
+                                                "    zero_kernel[(math.ceil(N / 32), math.ceil(M / 32)), (32, 32)](C)\n")
+    r = grade_text("tiled_general", text)
+    assert r.score == r.max_score, [(c.name, c.output) for c in r.checks if c.status == "failed"]
 
 
 @pytest.mark.slow

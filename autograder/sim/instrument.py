@@ -8,7 +8,7 @@ import time
 from .proxy import _class_swapped, _make_counting_array, _make_shared_proxy, _patched
 from .common import BLOCK_ACCESS_CAP
 from .recorder import _Recorder
-from .writes import tracked
+from .writes import last_launch_elements, tracked
 
 
 def run_instrumented(launches, A, B, C, job) -> dict:
@@ -132,6 +132,8 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         writes = stack.enter_context(tracked(C, job["module_path"], sampled=bool(sample)))
         for name, kern, config, args in launches:
             launch[0] += 1
+            if writes is not None:
+                writes.plan_index = launch[0]
             configured = kern[config]
             run_launches.append({"kernel": name,
                                  "grid": [int(v) for v in getattr(configured, "grid_dim", None) or ()],
@@ -139,6 +141,14 @@ def run_instrumented(launches, A, B, C, job) -> dict:
             configured(*args)
     M, K = (int(v) for v in A.shape)
     N = int(B.shape[1])
+    if sample and writes is not None:
+        # judged: the elements one launch of the stage kernel left last (the one that left most); an element that
+        # another launch wrote alone (C zeroed by larger blocks than the ones that add into it) waits for blocks of
+        # that launch that were not drawn
+        host = C.copy_to_host()
+        stage_kernel = {i for i, (name, *_) in enumerate(launches) if name == job.get("kernel")}
+        host[~last_launch_elements(writes, stage_kernel)] = np.nan
+        C.copy_to_device(host)
     facts = rec.facts(M, K, N, run_launches, time.perf_counter() - started,
                       int(np.count_nonzero(~np.isnan(C.copy_to_host()))) if sample else None)
     if sample:

@@ -59,6 +59,7 @@ class WriteLog:
         self.real = os.path.realpath(module_path) if module_path else None
         self.sites, self.site_ids = [], {}         # (code, lasti) of each store site
         self.ctx, self.launch, self.dims = None, 0, [None]
+        self.plan_index, self.plan_of = -1, [None]  # the recorded launch running now (set by its caller), per launch
         self.count, self.hit, self.examples = 0, None, []
         self.lock = threading.Lock()
 
@@ -85,6 +86,7 @@ class WriteLog:
                 if ctx is not self.ctx:
                     grid, block = tuple(ctx.gridDim), tuple(ctx.blockDim)
                     self.dims.append((grid, block, block[0] * block[1] * block[2]))
+                    self.plan_of.append(self.plan_index)
                     self.launch += 1
                     self.ctx = ctx
         t = threading.current_thread()
@@ -280,6 +282,23 @@ class WriteLog:
         return {"count": self.count, "elements": int(self.hit.sum()) if self.hit is not None else 0,
                 "launches": self.launch, "examples": self.examples,
                 "footprint": {"rows_plus_cols": rows_cols, "blocks": blocks, "written": int(written.sum())}}
+
+
+def last_launch_elements(log, preferred=()):
+    """Where C's elements were last written by one launch of the run `log` watched (a bool array of C's shape): of
+    the launches whose recorded index is in `preferred` (the stage kernel's) if any wrote C, else of all, the one that
+    left the most elements, the later on a tie."""
+    np = log.np
+    last = log.plain if log.atomic is None else np.maximum(log.plain, log.atomic & ~MANY)
+    launch = np.where(last > 0, last >> LAUNCH_SHIFT, 0)
+    counts = np.bincount(launch, minlength=len(log.plan_of))
+    counts[0] = 0
+    ours = [n for n in range(1, len(counts)) if counts[n] and log.plan_of[n] in preferred]
+    pool = ours or [n for n in range(1, len(counts)) if counts[n]]
+    if not pool:
+        return np.zeros(log.shape, np.bool_)
+    best = max(pool, key=lambda n: (counts[n], n))
+    return (launch == best).reshape(log.shape)
 
 
 def _unflatten(i, dims):
