@@ -34,6 +34,8 @@ folder and the same collection step stores its results.
 
 What is stored per student and read back (gradebook, autograded/, feedback, results.json, the class table's rows)
 is course/records.py's ClassRecords, which ClassGrader extends; the course's settings are course/settings.py's.
+The worker slots and the pool that feeds them are course/schedule/'s (slots.py, pool.py); the progress bar is
+course/progress.py's and the summary printed at the end course/summary.py's.
 
 COURSE defaults to demo_course/. A file ``COURSE/autograder.toml`` may override
 keys of the [limits] table of autograder/config.toml for that course, and holds
@@ -41,112 +43,26 @@ the [class] (gpus, gpu_workers, workers) and [slurm] settings of the class run (
 course/settings.py and course.slurm.SCHEMA).
 """
 import argparse
-import collections
-import concurrent.futures
 import copy
-import multiprocessing
 import os
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import threading
 import time
 
-from . import ASSIGNMENT, DEMO_COURSE, shown_path
+from . import ASSIGNMENT, DEMO_COURSE
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
-from .lifetime import end_with_the_parent, stacks_on_usr1 as _stacks_on_usr1
+from . import summary
+from .lifetime import stacks_on_usr1 as _stacks_on_usr1
+from .progress import progress_bar
 from .records import (GRADER_FAILED, RETRY, ClassRecords, add_missing_stages, grader_version,  # noqa: F401
                       layout_notes, linked_folder_note, misplaced_files, misplaced_note, no_folder_note,
                       read_results, read_timestamp, staging_dir, submission_hash, submissions)
+from .schedule import pool
+from .schedule.slots import parse_gpus, plan_slots
 from .settings import CLASS_SCHEMA, GRADING_DIR, CourseError, course_settings, load_config  # noqa: F401 (re-exported)
-
-
-
-def visible_gpus():
-    """The GPU ids this run may use: CUDA_VISIBLE_DEVICES when set, else every GPU nvidia-smi lists."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        return [g.strip() for g in env.split(",") if g.strip() and g.strip() != "-1"]
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return []
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [str(i) for i, line in enumerate(l for l in out.stdout.splitlines() if l.startswith("GPU "))]
-
-
-def parse_gpus(value):
-    """--gpus: a count ("2") or GPU ids ("0,3"); returns (count or None, ids or None)."""
-    value = str(value).strip()
-    if "," in value or not value.isdigit():
-        ids = [v.strip() for v in value.split(",") if v.strip()]
-        if not ids or not all(v.isdigit() for v in ids) or len(set(ids)) != len(ids):
-            raise CourseError(f"--gpus {value!r}: give a number of GPUs (2) or distinct GPU ids (0,1)")
-        return None, ids
-    return int(value), None
-
-
-_WORKER = {}
-
-
-class _LineProgress:
-    """Progress for a log that is not a terminal: one plain line per graded student (a redirected tqdm bar is a
-    wall of carriage returns)."""
-
-    def __init__(self, total, file):
-        self.n, self.total, self.file, self.last = 0, total, file, ""
-
-    def set_postfix_str(self, text):
-        self.last = text
-
-    def update(self, n=1):
-        self.n += n
-        print(f"graded {self.n}/{self.total}" + (f": {self.last}" if self.last else ""), file=self.file, flush=True)
-
-    def close(self):
-        pass
-
-
-def progress_bar(total, file=None):
-    """A tqdm bar on a terminal, plain lines otherwise."""
-    file = file or sys.stderr
-    if not (hasattr(file, "isatty") and file.isatty()):
-        return _LineProgress(total, file)
-    from tqdm import tqdm
-    return tqdm(total=total, unit="student", file=file, dynamic_ncols=True, leave=True)
-
-
-def _init_worker(env, warm_cfg=None):
-    """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA. In the GPU tier
-    it then starts compiling the grader's own kernels (engine/kernels.py) in the background, so that work overlaps
-    the parent's opening of the gradebook instead of delaying the worker's first student. The sandbox warning,
-    if any, was printed once by the parent, before the progress bar."""
-    from autograder.sandbox import backends
-    backends._warned.append(True)
-    os.environ.update(env)
-    _stacks_on_usr1()
-    end_with_the_parent()
-    if warm_cfg is not None:
-        from autograder.engine import kernels
-        kernels.grader_folder(warm_cfg)
-
-
-def _grade_in_worker(course, assignment, device, seed, jobs, force, student, folder):
-    """Grade one student in a worker process and stage the result; returns the staged file."""
-    key = (course, assignment, device, seed, jobs)
-    grader = _WORKER.get(key)
-    if grader is None:
-        grader = ClassGrader(course, assignment, device, seed, out=open(os.devnull, "w"))
-        grader.set_jobs(jobs)
-        _WORKER.clear()
-        _WORKER[key] = grader
-    return grader.grade_and_stage(student, folder, force=force)[1]
 
 
 class ClassGrader(ClassRecords):
@@ -272,30 +188,9 @@ class ClassGrader(ClassRecords):
         return todo
 
     def plan(self, n_todo):
-        """[(label, env)] of the worker slots, and the engine's jobs per worker (None: unchanged)."""
-        cores = os.cpu_count() or 1
-        if self.device == "gpu":
-            count, ids = parse_gpus(self.gpus)
-            visible = visible_gpus()
-            if ids is None:
-                if count and count > len(visible):
-                    raise CourseError(f"{count} GPUs asked for; this machine shows {len(visible)} "
-                                      f"({', '.join(visible) or 'none'})")
-                ids = visible[:count] if count else visible
-            if not ids:
-                raise CourseError("no GPU to grade on: nvidia-smi lists none (or CUDA_VISIBLE_DEVICES is empty)")
-            if self.workers:
-                raise CourseError("--workers is the simulator tier's; in the GPU tier choose the GPUs with --gpus "
-                                  "and the grading processes per GPU with --gpu-workers")
-            # a GPU's workers take turns at it (autograder/gpu/slot.py): one grade's GPU phase at a time per GPU
-            per_gpu = self.gpu_workers
-            slots = [(f"GPU {g}" + (f"/{w + 1}" if per_gpu > 1 else ""), {"CUDA_VISIBLE_DEVICES": g})
-                     for w in range(per_gpu) for g in ids]
-            slots = slots[:max(len(ids[:max(1, n_todo)]), min(len(slots), n_todo))]
-            return slots, max(1, cores // len(slots))
-        workers = self.workers or max(1, cores // 2)
-        workers = max(1, min(workers, n_todo))
-        return [(f"worker {i + 1}", {}) for i in range(workers)], (max(1, cores // workers) if workers > 1 else None)
+        """[(label, env)] of the worker slots, and the engine's jobs per worker (None: unchanged):
+        course/schedule/slots.py's plan for this run's tier, --gpus, --gpu-workers and --workers."""
+        return plan_slots(self.device, self.gpus, self.gpu_workers, self.workers, n_todo)
 
     def run(self, students=None):
         """Grade what is not graded yet; returns the number of students graded (or collected) in this run."""
@@ -325,7 +220,7 @@ class ClassGrader(ClassRecords):
                 bar = progress_bar(len(todo))
                 try:
                     if pools and todo:
-                        done, failed = self._run_pool(gb, todo, slots, jobs, pools, bar)
+                        done, failed = pool.run_pool(self, gb, todo, slots, jobs, pools, bar)
                     else:
                         for student, folder in todo:
                             bar.set_postfix_str(student)
@@ -378,118 +273,14 @@ class ClassGrader(ClassRecords):
                 self.say(f"  {student}: {note}")
 
     def start_workers(self, slots):
-        """One spawned worker process per slot (a ProcessPoolExecutor of one each), started now."""
-        ctx = multiprocessing.get_context("spawn")
-        warm = self.cfg if self.device == "gpu" else None
-        return [concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker,
-                                                       initargs=(env, warm)) for _, env in slots]
-
-    def _run_pool(self, gb, todo, slots, jobs, pools, bar):
-        """Grade `todo` on the workers `pools` (one per slot; a dead one is replaced in the list); this process
-        stores each result as it comes."""
-        threading.Thread(target=feedback.load_plotting, daemon=True).start()  # ready for finish(): it is idle now
-        pending, running, failed, done = collections.deque(todo), {}, [], 0
-        folders = dict(todo)
-
-        def feed(i):
-            if pending:
-                student, folder = pending.popleft()
-                fut = pools[i].submit(_grade_in_worker, self.course, self.assignment, self.device, self.seed, jobs,
-                                      self.force, student, folder)
-                running[fut] = (i, student)
-        for i in range(len(pools)):
-            feed(i)
-        while running:
-            finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-            for fut in finished:
-                i, student = running.pop(fut)
-                graded, staged = False, None
-                try:
-                    staged, graded = fut.result(), True
-                except concurrent.futures.process.BrokenProcessPool:
-                    failed.append((student, f"the worker on {slots[i][0]} died"))
-                    pools[i].shutdown(wait=False)
-                    pools[i] = self.start_workers([slots[i]])[0]
-                except Exception as exc:  # one student's failure does not stop the class
-                    failed.append((student, f"{type(exc).__name__}: {exc}"))
-                feed(i)  # the worker's next student first: its GPU does not wait while this process stores
-                if graded:
-                    if staged:
-                        self.collect_one(gb, student, folders[student], staged)
-                        self.write_csv(self.rows())
-                    done += 1
-                bar.update(1)
-                bar.set_postfix_str(f"{student} ({slots[i][0]})")
-        return done, failed
+        """One spawned worker process per slot, started now (course/schedule/pool.py); a GPU worker warms up."""
+        return pool.start_workers(slots, self.cfg if self.device == "gpu" else None)
 
     def finish(self):
+        """Rewrite grades.csv and lms_upload.csv from the stored results, then print the summary (course/summary.py)."""
         rows = self.rows()
         self.write_csv(rows)
-        if not rows:
-            self.say("no graded submissions yet")
-            return
-        max_score = max(r["max_score"] for r in rows)
-        short = lambda note: note if len(note) <= 72 else note[:69] + "..."  # noqa: E731 (grades.csv has it whole)
-        self.say("\n" + feedback.summary_table([dict(r, note=short(r["note"])) for r in rows]))
-        self.say_overrides()
-        provisional = sum(1 for r in rows if r["provisional"])
-        if provisional:
-            self.say(f"{provisional} of {len(rows)} graded in the simulator tier: provisional (speed not timed; "
-                     "the GPU tier's grade is the grade of record)")
-        timing = feedback.timing_summary(rows) if getattr(self, "graded_now", 0) else ""
-        if timing:
-            self.say("\n" + timing)
-        self.say(f"\nHistogram of totals (of {max_score:g} points graded on "
-                 f"{'the GPU' if rows[0]['device'] == 'gpu' else 'the simulator'}; "
-                 f"{rows[0]['gradebook_total']:g} in the GPU tier):")
-        self.say(feedback.histogram_text([r["score"] for r in rows], max_score))
-        png = os.path.join(self.course, "grades-histogram.png")
-        feedback.histogram_png(png, [r["score"] for r in rows], max_score)
-        if any(r["provisional"] for r in rows):
-            self.say("Provisional: speed and GPU-tool checks need a GPU and counted neither way.")
-        rel = shown_path(self.course)
-        self.say(f"For the LMS: {rel}/lms_upload.csv (student_id, percent of the grade of record, tier, provisional; "
-                 "README: What to upload).")
-        self.say(f"Wrote {rel}/grades.csv, {rel}/grades-histogram.png, {rel}/{self.coursedir.feedback_directory}/"
-                 f"<student>/{self.assignment}/index.html and results.json; scores are in the gradebook.")
-        self.say("\n".join(["Run from here:"] + [f"  {line}" for line in self.nbgrader_commands()]))
-        if self.started is not None and "grading" in self.phases:
-            total = time.perf_counter() - self.started
-            self.say(f"This run took {total:.1f} s: {self.phases['set-up']:.1f} s before the first student (the "
-                     f"gradebook; workers start meanwhile), {self.phases['grading']:.1f} s grading, "
-                     f"{total - self.phases['set-up'] - self.phases['grading']:.1f} s for this summary.")
-
-    def say_overrides(self):
-        """Every score a TA set by hand in formgrader, with make grade's beside it; a re-grade that changed make
-        grade's score under one is said with both scores. The hand score stands (nbgrader counts a manual_score
-        instead of the auto_score) until the TA changes or clears it."""
-        found = []
-        for r in self.rows():
-            data = read_results(self.results_path(r["student"]))
-            for stage, o in ((data or {}).get("extra_data", {}).get("course", {}).get("overrides") or {}).items():
-                found.append((r["student"], stage, o))
-        if not found:
-            return
-        self.say(f"\n{len(found)} scores set by hand in formgrader stand over make grade's (the gradebook, the export, "
-                 "the table, grades.csv and the feedback pages count them):")
-        for student, stage, o in found:
-            line = f"  {student}: {stage} {o['manual']:g} by hand; make grade's score {o['auto']:g}"
-            if o.get("regraded"):
-                line += (". It was graded again (a changed submission, config or grader): make grade's score went "
-                         f"from {o['regraded'][0]:g} to {o['regraded'][1]:g}, and the hand score {o['manual']:g} "
-                         "still stands: keep it, or clear it in formgrader (empty the score box) to use make grade's")
-            self.say(line)
-
-    def nbgrader_commands(self):
-        """The nbgrader commands the summary prints, as they run from the current folder: `cd` into the course, then
-        this interpreter's nbgrader by its path from there (outside the venv a bare `nbgrader` is not found)."""
-        import shlex
-        rel = shown_path(self.course)
-        tool = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "nbgrader")
-        tool = shown_path(tool, self.course)
-        cd = f"cd {shlex.quote(rel)} && {shlex.quote(tool)}"
-        return [f"{cd} export                      # gradebook-export.csv, with each student's tier",
-                f"{cd} generate_feedback {self.assignment}   # nbgrader's page of each notebook, beside index.html"]
+        summary.say_summary(self, rows)
 
     def collect(self, students=None):
         """Store every staged result (the collecting step of a Slurm run); returns how many."""

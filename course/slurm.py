@@ -74,6 +74,16 @@ def slurm(*args, check=True):
     return proc
 
 
+def batch_script(opts, cmd):
+    """The text of an sbatch script: its #SBATCH options `opts`, then `cmd` run from the repository's root."""
+    lines = ["#!/bin/bash"] + [f"#SBATCH {o}" for o in opts]
+    lines += ["set -e", f"cd {shlex.quote(ROOT)}", "export PYTHONUNBUFFERED=1",
+              "echo \"$(date -u +%FT%TZ) task ${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID:-} "
+              "on $(hostname) GPU ${CUDA_VISIBLE_DEVICES:-none}\"",
+              "exec " + " ".join(shlex.quote(c) for c in cmd), ""]
+    return "\n".join(lines)
+
+
 class SlurmRun:
     def __init__(self, grader):
         self.g = grader
@@ -184,7 +194,7 @@ class SlurmRun:
             cmd += ["--seed", str(g.seed)]
         if g.force:
             cmd.append("--force")
-        return self.script(opts, cmd)
+        return batch_script(opts, cmd)
 
     def collect_script(self, after):
         g = self.g
@@ -194,16 +204,7 @@ class SlurmRun:
         opts += [o for o in self.s["sbatch_options"] if not o.startswith(("--gres", "--gpus"))]
         cmd = [self.python, "-m", "course.grade_class", g.course, "--assignment", g.assignment,
                "--device", g.device, "--collect"]
-        return self.script(opts, cmd)
-
-    @staticmethod
-    def script(opts, cmd):
-        lines = ["#!/bin/bash"] + [f"#SBATCH {o}" for o in opts]
-        lines += ["set -e", f"cd {shlex.quote(ROOT)}", "export PYTHONUNBUFFERED=1",
-                  "echo \"$(date -u +%FT%TZ) task ${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID:-} "
-                  "on $(hostname) GPU ${CUDA_VISIBLE_DEVICES:-none}\"",
-                  "exec " + " ".join(shlex.quote(c) for c in cmd), ""]
-        return "\n".join(lines)
+        return batch_script(opts, cmd)
 
     def sbatch(self, text, name):
         path = os.path.join(self.dir, name)

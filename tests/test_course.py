@@ -324,18 +324,20 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
     assert grader.run() == 2
     assert order == ["workers", "gradebook"]
     from autograder.engine import kernels
+    from course.schedule import pool
     warmed = []
     monkeypatch.setattr(kernels, "grader_folder", warmed.append)
     monkeypatch.setattr(os, "environ", dict(os.environ))
-    grade_class._init_worker({"CUDA_VISIBLE_DEVICES": "1"}, {"limits": {}})
+    pool._init_worker({"CUDA_VISIBLE_DEVICES": "1"}, {"limits": {}})
     assert warmed == [{"limits": {}}] and os.environ["CUDA_VISIBLE_DEVICES"] == "1"
-    grade_class._init_worker({}, None)  # the simulator tier compiles nothing ahead
+    pool._init_worker({}, None)  # the simulator tier compiles nothing ahead
     assert len(warmed) == 1
 
 
 def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
+    from course.schedule import slots as slots_mod
     course = small_course(str(tmp_path), ["a"])
-    monkeypatch.setattr(grade_class, "visible_gpus", lambda: ["0", "1", "2"])
+    monkeypatch.setattr(slots_mod, "visible_gpus", lambda: ["0", "1", "2"])
     grader = lambda **kw: grade_class.ClassGrader(course, device="gpu", out=open(os.devnull, "w"), **kw)
     slots, _ = grader(gpu_workers=1).plan(10)
     assert [env for _, env in slots] == [{"CUDA_VISIBLE_DEVICES": g} for g in "012"]
@@ -348,10 +350,10 @@ def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):
         grader(gpus="4").plan(10)
     with pytest.raises(grade_class.CourseError, match="number of GPUs"):
         grader(gpus="0,x")
-    monkeypatch.setattr(grade_class, "visible_gpus", lambda: [])
+    monkeypatch.setattr(slots_mod, "visible_gpus", lambda: [])
     with pytest.raises(grade_class.CourseError, match="no GPU to grade on"):
         grader().plan(10)
-    monkeypatch.setattr(grade_class, "visible_gpus", lambda: ["0", "1", "2"])
+    monkeypatch.setattr(slots_mod, "visible_gpus", lambda: ["0", "1", "2"])
     (tmp_path / "autograder.toml").write_text("[class]\ngpus = 2\ngpu_workers = 1\n")  # the course's settings
     assert [env["CUDA_VISIBLE_DEVICES"] for _, env in grader().plan(10)[0]] == ["0", "1"]
 

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from autograder.stages import STAGES
-from course import ASSIGNMENT, demo, grade_class, shown_path, use_venv_tools
+from course import ASSIGNMENT, demo, grade_class, shown_path, summary, use_venv_tools
 from coursekit import ROOT, graded_demo_course, released_course  # noqa: F401 (fixtures)
 from test_course import formgrader
 
@@ -102,7 +102,8 @@ def test_generate_feedback_on_the_graded_demo_course(graded_demo_course, tmp_pat
     here = os.getcwd()
     os.chdir(ROOT)
     try:
-        commands = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w")).nbgrader_commands()
+        grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"))
+        commands = summary.nbgrader_commands(grader.course, grader.assignment)
         shown = shown_path(course)   # absolute: a relative path from the clone would climb out of it
     finally:
         os.chdir(here)

@@ -4,7 +4,7 @@ A grade's GPU phase (its runners, compute-sanitizer, ncu and timing children: ev
 the GPU it grades on, across grading processes: nvidia-smi lists every context, busy or idle, and the speed check's
 watch (gpu/exclusive.py) must find none but the grade's own. Everything before that phase (reading the submission,
 the grammar, the builds and their PTX compiles, which make no CUDA context) runs outside it, so a second grading
-process on the same GPU (the class run's second worker, course/grade_class.py) prepares its next student while this
+process on the same GPU (the class run's second worker, course/schedule/) prepares its next student while this
 one holds the GPU. ncu keeps a lock of its own, also per GPU: two ncu runs on one GPU left the later one without
 counters, two on two GPUs at once keep theirs (BENCHMARKS.md).
 
