@@ -53,11 +53,10 @@ def plan_slots(device, gpus, gpu_workers, workers, n_todo):
         if workers:
             raise CourseError("--workers is the simulator tier's; in the GPU tier choose the GPUs with --gpus "
                               "and the grading processes per GPU with --gpu-workers")
-        # a GPU's workers take turns at it (autograder/gpu/slot.py): one grade's GPU phase at a time per GPU
-        per_gpu = gpu_workers
-        slots = [(f"GPU {g}" + (f"/{w + 1}" if per_gpu > 1 else ""), {"CUDA_VISIBLE_DEVICES": g})
-                 for w in range(per_gpu) for g in ids]
-        slots = slots[:max(len(ids[:max(1, n_todo)]), min(len(slots), n_todo))]
+        # a GPU's workers take turns at it (autograder/gpu/slot.py): one grade's GPU phase at a time per GPU; every
+        # GPU's first worker comes first, so a small class still spreads over the GPUs
+        slots = [(f"GPU {g}" + (f"/{w + 1}" if gpu_workers > 1 else ""), {"CUDA_VISIBLE_DEVICES": g})
+                 for w in range(gpu_workers) for g in ids][:max(1, n_todo)]
         return slots, max(1, cores // len(slots))
     workers = workers or max(1, cores // 2)
     workers = max(1, min(workers, n_todo))
