@@ -73,3 +73,15 @@ def test_racecheck_runs_at_tile_multiples_too(grade_text):
     # racecheck at the tile-multiple shape finds the race (or the race corrupts C first and races is not credited)
     assert races and races[0].status != "passed", [(c.key, c.status, c.output[:200]) for c in r.checks]
     assert r.score < r.max_score - 2
+
+
+@pytest.mark.parametrize("name", ["split_k_atomic.py", "persistent.py", "double_buffer.py", "two_rows.py"])
+def test_honest_styles_earn_every_structure_point_on_the_gpu(grade_text, name):
+    """The simulator tier's honest styles (tests/sampled/) keep every correctness and structure point in the grade of
+    record too: split-K with atomics over gridDim.z, persistent grid-stride tiles, double buffering with one barrier,
+    two rows per thread."""
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "sampled", name), encoding="utf-8") as f:
+        r = grade_text("tiled_general", f.read(), device="gpu")
+    lost = [(c.key, c.output[:300]) for c in r.checks if c.status != "passed" and c.key != "speed"]
+    assert not lost, lost
