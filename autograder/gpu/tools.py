@@ -11,7 +11,8 @@ judged in checks/races.py, checks/bank_conflicts.py and checks/data_reuse.py.
 Structure is judged at the size that is graded, so a kernel cannot keep its
 barriers or tiles for small sizes alone: ncu runs once at the size the speed
 check times (bank conflicts and global loads per output from that one run),
-racecheck at a size drawn per grade from the grade's secret generator.
+racecheck at sizes drawn per grade from the grade's secret generator (one never a multiple of the tile, one of
+tile multiples with K of many tiles). Their inputs are filled as the timed runs' are, from secret seeds (_inputs).
 """
 import csv
 import os
