@@ -86,7 +86,7 @@ class NcuTogether:
             """Member i's input pair at the timed size, drawn once (while the builds run: it takes a while)."""
             if i not in drawn:
                 g, rng, _ = self.members[i]
-                drawn[i] = tools._inputs(g, ncu_shape(g.cfg), rng)
+                drawn[i] = tools._inputs(g, [ncu_shape(g.cfg)], rng)
             return drawn[i]
         if path is None or len(self.members) < 2:
             for i, (g, rng, future) in enumerate(self.members):

@@ -35,22 +35,20 @@ def gpu_key(environ=None):
 
 
 class GpuLock:
-    """`with GpuLock("grade"):` holds this GPU's lock of that name; `waited_s` says how long it waited for it. The
-    wait is not any child's time: a child's limit starts when the child does."""
+    """`with GpuLock("grade"):` holds this GPU's lock of that name. The wait is not any child's time: a child's limit
+    starts when the child does."""
 
     def __init__(self, name, key=None, folder=None):
         self.name, self.key = name, key
         self.folder = folder or tempfile.gettempdir()
-        self.fd, self.waited_s = None, 0.0
+        self.fd = None
 
     def path(self):
         return os.path.join(self.folder, f"autograder-{self.name}-{self.key or gpu_key()}.lock")
 
     def __enter__(self):
-        began = time.monotonic()
         self.fd = os.open(self.path(), os.O_RDWR | os.O_CREAT, 0o600)  # not inherited by children (O_CLOEXEC)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
-        self.waited_s = time.monotonic() - began
         return self
 
     def __exit__(self, *exc):

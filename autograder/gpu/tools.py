@@ -132,7 +132,7 @@ def _inputs(g, shapes, rng=None):
     from ..protocol import fill_uniform_host
     rng = g.rng if rng is None else rng
     inputs = {}
-    for i, (M, K, N) in enumerate([shapes] if isinstance(shapes[0], int) else shapes):
+    for i, (M, K, N) in enumerate(shapes):
         seed_a, seed_b = (int(s) for s in rng.integers(0, SEED_LIMIT, 2))
         inputs[f"A{i}"], inputs[f"B{i}"] = fill_uniform_host(M, K, seed_a), fill_uniform_host(K, N, seed_b)
     return inputs
@@ -151,7 +151,7 @@ def tool_tasks(g, pool):
         if joined is not None:  # one ncu run for the grade's stages (NcuTogether, join_ncu)
             futures["ncu"] = joined
         else:
-            futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, _inputs(g, ncu_shape(g.cfg)))
+            futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, _inputs(g, [ncu_shape(g.cfg)]))
     return futures
 
 
