@@ -15,8 +15,10 @@ def judge_racecheck(facts):
         return False, f"racecheck did not complete {at}: {facts['problem']}"
     hazards, errors, warnings = facts["hazards"], facts["errors"], facts["warnings"]
     if errors or warnings:
-        return False, (f"racecheck found {hazards} hazards ({errors} errors, {warnings} warnings) on shared memory "
-                       f"{at}. Likely cause: a missing cuda.syncthreads() (one after loading the tiles and one after "
+        found = (f"racecheck found hazards on shared memory {at} and was stopped at its first {hazards} reports "
+                 f"({errors} errors, {warnings} warnings)" if facts.get("stopped_early") else
+                 f"racecheck found {hazards} hazards ({errors} errors, {warnings} warnings) on shared memory {at}")
+        return False, (f"{found}. Likely cause: a missing cuda.syncthreads() (one after loading the tiles and one after "
                        "the inner loop, before the next load), or a barrier that only some sizes or some threads "
                        "reach: every thread must pass both barriers on every tile, whatever M, K and N are.\n"
                        + "\n".join(facts.get("lines", [])[:4]))

@@ -78,7 +78,7 @@ class Children:
     """The children half of a StageGrader (engine/stage.py)."""
 
     def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            shared_with=(), released=None):
+            shared_with=(), released=None, watch=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments, the GPU tools; speed is gated in gate_reason) is not run, or is stopped at once where it
         runs (its verdict would be "not run" anyway), and every other child still running or yet to start gets
@@ -87,7 +87,7 @@ class Children:
         kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
         child also does (gpu/ncu_together.py: one ncu run for a grade); any of their time-outs stops it, and its own
         time-out is none of theirs: the caller runs their parts again, each on its own. `released`: see
-        sandbox.run_child."""
+        sandbox.run_child. `watch`: a LogWatch that stops a tool's child once its log decides (its `fired`)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if later and any(g.timed_out for g in (self, *shared_with)):
             why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
@@ -103,6 +103,7 @@ class Children:
         # on a racy kernel reports for half a minute); a run several stages share goes on for the others
         gated = later and bool(wrapper) and not shared_with
         cut = _AnyCut([_Cut(g, grace, start, gated) for g in (self, *shared_with)])
+        cut = watch.around(cut) if watch is not None else cut
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
                                    cut, turn, work, dirs, released)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None

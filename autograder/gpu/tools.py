@@ -25,6 +25,7 @@ import numpy as np
 
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 from ..outcome import fault_of, grader
+from ..sandbox.watch import LogWatch
 from .slot import GpuLock
 
 # racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
@@ -145,7 +146,7 @@ def tool_tasks(g, pool):
         futures["racecheck"] = pool.submit(
             _tool_run, g, "races", "compute-sanitizer",
             lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
-                         "--log-file", log), _inputs(g, g.racecheck_shapes))
+                         "--log-file", log), _inputs(g, g.racecheck_shapes), LogWatch(first_hazards))
     if any(k in g.points for k in NCU_KEYS):
         joined = getattr(g, "ncu_future", None)
         if joined is not None:  # one ncu run for the grade's stages (NcuTogether, join_ncu)
@@ -169,7 +170,18 @@ def _shapes(inputs):
             for i in range(len(inputs) // 2)]
 
 
-def _tool_run(g, key, tool, args, inputs):
+def first_hazards(text):
+    """Whether racecheck's log so far decides the race check: HAZARD_SEEN hazards reported as errors or warnings
+    (what judge_racecheck fails; info-level reports are not counted). A racy kernel's racecheck run goes on
+    reporting for minutes; its first reports are the verdict."""
+    return len(HAZARD.findall(text)) >= HAZARD_SEEN
+
+
+HAZARD = re.compile(r"^=+ (Error|Warning): .*hazard detected", re.IGNORECASE | re.MULTILINE)
+HAZARD_SEEN = 4   # hazard reports that decide (a tiled kernel without its second barrier reports thousands)
+
+
+def _tool_run(g, key, tool, args, inputs, watch=None):
     """(child result, the tool's log text, why the tool is missing or ''). A tool run is the longest child of a
     stage, so it starts beside the correctness children instead of after them; its verdict counts only where they
     passed (StageGrader.gate_reason, asked by GpuStageGrader.tier_checks). It is not stopped when they fail: the grade waits for
@@ -182,10 +194,12 @@ def _tool_run(g, key, tool, args, inputs):
     with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
         log = os.path.join(d, "tool.log")
         result = g.run(job, inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
-                       what=f"the {tool} run", later=True, turn=given)
+                       what=f"the {tool} run", later=True, turn=given, watch=watch)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     if "why" in refused:  # the build gave no plan: the check says why, as the build's verdict
         return g.not_run(refused["why"]), "", ""
+    if watch is not None and watch.fired and first_hazards(text):  # stopped once its log held the verdict
+        result.decided_early = True
     return result, text, ""
 
 
@@ -213,12 +227,16 @@ def racecheck_facts(result, text):
     """The facts of compute-sanitizer racecheck's log: hazards, errors, warnings and a few hazard lines, or a
     problem where it did not complete (the runner failed, or no summary)."""
     m = re.search(r"RACECHECK SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text or "")
+    lines = [ln.strip() for ln in (text or "").splitlines() if "hazard" in ln.lower()][:4]
+    if getattr(result, "decided_early", False) and not m:  # stopped at its first reports (first_hazards)
+        levels = [level.lower() for level in HAZARD.findall(text)]
+        return {"hazards": len(levels), "errors": levels.count("error"), "warnings": levels.count("warning"),
+                "lines": lines, "stopped_early": True}
     if child_problem(result) or not m:  # the runner's own problem (its fault), or the tool wrote no summary
         return {"problem": child_problem(result) or grader("racecheck wrote no summary: "
                                                             + ((text or "")[-1500:] or "no report"))}
     hazards, errors, warnings = map(int, m.groups())
-    return {"hazards": hazards, "errors": errors, "warnings": warnings,
-            "lines": [ln.strip() for ln in text.splitlines() if "hazard" in ln.lower()][:4]}
+    return {"hazards": hazards, "errors": errors, "warnings": warnings, "lines": lines}
 
 
 def ncu_facts(result, text):

@@ -99,6 +99,8 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             extra["kernel_dirs"] = {d: box.dir_inside(d) for _, d, _ in dirs}
         payload = json.dumps({**job, **inside, **extra, "nonce": nonce, "grader_root": grader_root}).encode()
         cmd = box.command([sys.executable, "-I", child, scratch])
+        if hasattr(cancel, "see_outputs"):  # a cancel that reads the tool's log as it is written (engine LogWatch)
+            cancel.see_outputs([own for own, _ in box.outputs] or [a for a in wrapper[1:] if a.startswith("/")])
         nproc = _limit(limits, "processes") if (box.uid is not None or not is_root()) else 0
         log_path = box.path("output.log")
         refused = ""
