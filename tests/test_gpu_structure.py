@@ -5,6 +5,7 @@ A kernel that tiles, pads or synchronises only at small sizes kept every structu
 N = 64, ncu at N = 256 and data reuse came from the simulator's small run. The judges are tested here on plain facts
 (CI); the known-bad kernels are graded whole on a GPU (skipped, saying why, without one)."""
 import copy
+import os
 
 import time
 
@@ -75,6 +76,56 @@ def test_bank_conflicts_are_not_diluted_by_ballast_loads():
     assert not ok and "7.00 per warp and step" in msg and "(0.9%)" in msg
     # a 4 x 4 register-blocked kernel whose tile reads are 2-way conflicted: 1 extra a read, 2 reads in 8 steps
     assert bank_conflicts.judge_ncu({conflicts: steps // 4, wavefronts: 20 * steps, "shape": (N, N, N)})[0]
+
+
+def ncu_fixture(name):
+    """A real ncu log (tests/ncu/README.md): a 32 x 32 transposed-tile kernel at N = 512."""
+    with open(os.path.join(os.path.dirname(__file__), "ncu", f"transposed_tile_{name}.csv")) as f:
+        return f.read()
+
+
+def test_bank_conflicts_are_judged_per_load_instruction():
+    """ncu's counts per instruction: the unpadded tile's reads (LDS.128) take 8 times the wavefronts they need, the
+    padded ones exactly what they need; the unpadded tile's 32-way conflicted store is not a load and is not judged.
+    A kernel whose totals pass (a register-blocked kernel reads its tiles rarely: 0.25 extra a step, 1% of the
+    wavefronts) still fails where one of its loads is conflicted."""
+    unpadded = tools.ncu_facts(child_result({}), ncu_fixture("unpadded"))
+    assert len(unpadded["shared_loads"]) == 16 and unpadded["kernels"] == 1
+    assert max(r["wavefronts"] / r["ideal"] for r in unpadded["shared_loads"]) == 8.0
+    assert not any(r["ideal"] == 131072 for r in unpadded["shared_loads"])  # the store (131,072 ideal) is left out
+    ok, msg = bank_conflicts.judge_ncu({**unpadded, "shape": (512, 512, 512)})
+    assert not ok and "takes 8.0 times the memory wavefronts it needs" in msg and "kern" in msg, msg
+    assert "of its 16 shared-memory load instructions" in msg and "TILE_PAD" in msg, msg
+    padded = tools.ncu_facts(child_result({}), ncu_fixture("padded"))
+    ok, msg = bank_conflicts.judge_ncu({**padded, "shape": (512, 512, 512)})
+    assert ok and len(padded["shared_loads"]) == 40 and "per instruction" not in msg, msg
+    conflicts, wavefronts = bank_conflicts.NCU_METRICS
+    steps = N ** 3 // 32
+    blocked = {**unpadded, conflicts: steps // 4, wavefronts: 25 * steps, "shape": (N, N, N)}
+    assert bank_conflicts.judge_ncu({**blocked, "shared_loads": None})[0]   # the totals alone let it pass
+    ok, msg = bank_conflicts.judge_ncu(blocked)
+    assert not ok and "0.25 per warp and step" in msg, msg
+
+
+def test_conflict_free_ballast_does_not_hide_a_conflicted_load():
+    """Eight conflict-free reads beside each 32-way conflicted one: that one instruction still takes 32 times the
+    wavefronts it needs."""
+    facts = tools.ncu_facts(child_result({}), ncu_fixture("ballast"))
+    ok, msg = bank_conflicts.judge_ncu({**facts, "shape": (512, 512, 512)})
+    assert not ok and "takes 32.0 times" in msg, msg
+
+
+def test_an_ncu_run_split_between_stages_keeps_its_counts_per_instruction():
+    """The grade's one ncu run is dealt out to the stages by launch (split_ncu): each stage's rows, the instanced
+    ones included, go with it."""
+    text = ncu_fixture("unpadded")
+    lines = [ln for ln in text.splitlines() if ln.startswith('"0"')]
+    shifted = "\n".join([ln.replace('"0"', '"1"', 1) for ln in lines])
+    facts = {"shapes": [{"launches": 1}, {"launches": 1}]}
+    parts = ncu_together.split_ncu(child_result(facts), text + "\n" + shifted, [True, True])
+    for part in parts:
+        mine = tools.ncu_facts(part[0], part[1])
+        assert len(mine["shared_loads"]) == 16 and mine["kernels"] == 1, mine
 
 
 def test_racecheck_verdict_names_the_drawn_size():

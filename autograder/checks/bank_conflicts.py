@@ -8,13 +8,20 @@ MAX_CONFLICT_RATIO = 0.02   # unpadded stage 4: 82% of shared-load wavefronts ar
 # read 8-way conflicted once per step costs 7, a 2-way one 1; a padded tile 0. A kernel that computes several
 # outputs per thread reads its tiles fewer times per step, so it pays less for the same conflict.
 MAX_CONFLICTS_PER_STEP = 0.5
+# Per instruction, as the simulator judges per line: a shared-memory load that takes twice the wavefronts it needs
+# (a mean 2-way conflict) fails, however many conflict-free loads sit beside it. Stores are not judged: each stored
+# element is read many times (a TILE 16 tile padded to 17 stores 2-way conflicted, once a tile, and reads clean).
+MAX_LOAD_DEGREE = 2.0
+ADVICE = ("The warp's reads of the transposed B tile fall into the same bank: declare it TILE x TILE_PAD with "
+          "TILE_PAD = TILE + 1, and use that tile at every size. The simulator tier (the self-check) names the line.")
 
 
 def judge_ncu(facts):
-    """(passed, message) from ncu's counts summed over every kernel the plan launched (gpu/tools.ncu_facts): the
-    metrics of NCU_METRICS, and the (M, K, N) `shape` it ran (the size the speed check times). Conflicts are judged
-    against the product's size as well as against the shared-load wavefronts: conflict-free loads added beside a
-    conflicted tile read lower the second, never the first."""
+    """(passed, message) from ncu's counts over every kernel the plan launched (gpu/tools.ncu_facts): the metrics of
+    NCU_METRICS, `shared_loads` (each shared-memory load instruction's wavefronts and the fewest it needs, or None
+    where ncu gave none), and the (M, K, N) `shape` it ran (the size the speed check times). Each load instruction
+    is judged on its own (MAX_LOAD_DEGREE), and the totals against the product's size as well as against the
+    shared-load wavefronts: conflict-free loads added beside a conflicted tile read lower the last, never the others."""
     M, K, N = facts.get("shape") or ("?", "?", "?")
     at = f"at M x K x N = {M} x {K} x {N}, the size the speed check times"
     if facts.get("problem"):
@@ -25,10 +32,27 @@ def judge_ncu(facts):
     per_step = conflicts / steps if steps else 0.0
     detail = (f"{conflicts:,.0f} bank conflicts in {wavefronts:,.0f} shared-load wavefronts ({100 * ratio:.1f}%), "
               f"{per_step:.2f} per warp and step of the product, {at}")
+    worst = _worst_load(facts.get("shared_loads"))
+    if worst is not None and worst["wavefronts"] >= MAX_LOAD_DEGREE * worst["ideal"]:
+        return False, (f"a shared-memory load of {worst['kernel']} (the {_nth(worst['index'])} of its "
+                       f"{worst['of']} shared-memory load instructions) takes {worst['wavefronts'] / worst['ideal']:.1f}"
+                       f" times the memory wavefronts it needs ({worst['wavefronts']:,.0f} for {worst['ideal']:,.0f}) "
+                       f"{at}: the 32 threads of a warp read different words in the same bank. In all, {detail}. "
+                       + ADVICE)
     if ratio > MAX_CONFLICT_RATIO or per_step > MAX_CONFLICTS_PER_STEP:
-        return False, (detail + ". The warp's reads of the transposed B tile fall into the same bank: declare it "
-                       "TILE x TILE_PAD with TILE_PAD = TILE + 1, and use that tile at every size.")
+        return False, detail + ". " + ADVICE
+    if facts.get("shared_loads") is None:
+        detail += " (this ncu gave no counts per instruction: judged on the totals)"
     return True, detail
+
+
+def _worst_load(loads):
+    """The shared-memory load instruction with the most wavefronts for those it needs (gpu/ncu_instances.py)."""
+    return max(loads, key=lambda r: r["wavefronts"] / r["ideal"]) if loads else None
+
+
+def _nth(n):
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def judge_sim(facts):

@@ -12,7 +12,7 @@ import numpy as np
 from ..checks import child_problem
 from ..outcome import grader
 from . import tools
-from .tools import NCU_KEYS, NCU_METRICS, ncu_shape
+from .tools import NCU_KEYS, RUN_METRICS, ncu_shape
 
 
 def join_ncu(g, together):
@@ -161,7 +161,7 @@ def split_ncu(result, text, taking_part, skip=0):
     counts = [s.get("launches") if isinstance(s, dict) and not s.get("error") else None for s in shapes]
     ids, rows = [], {}
     for line in (text or "").splitlines():
-        if not any(m in line for m in NCU_METRICS):
+        if not any(m in line for m in RUN_METRICS):
             continue
         row = next(csv.reader([line]), [])
         try:

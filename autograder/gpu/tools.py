@@ -26,6 +26,7 @@ import numpy as np
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 from ..outcome import fault_of, grader
 from ..sandbox.watch import LogWatch
+from . import ncu_instances
 from .slot import GpuLock
 
 # racecheck's cost grows with the shared-memory accesses, about M * N * K: on an H100 a correct stage 2 kernel at
@@ -34,6 +35,7 @@ from .slot import GpuLock
 RACECHECK_SIDE = (257, 320)
 NCU_KEYS = ("bank_conflicts", "data_reuse")
 NCU_METRICS = bank_conflicts.NCU_METRICS + data_reuse.LOAD_METRICS  # what the ncu run counts, for both checks
+RUN_METRICS = NCU_METRICS + ncu_instances.METRICS  # and per instruction, for bank conflicts where they happen
 TOOL_OF = {"races": "racecheck", "bank_conflicts": "ncu", "data_reuse": "ncu"}
 
 
@@ -159,9 +161,10 @@ def tool_tasks(g, pool):
 def _ncu_args(log):
     """ncu's arguments: every kernel the plan launches is profiled (no kernel filter): a helper kernel's loads count
     too. The counters are instruction and request counts, which the caches' state does not change, so ncu does not
-    flush them before each pass (--cache-control none: 0.1-0.3 s less a run on an H100, tools/ncu_cost.py)."""
-    return ("--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
-            "--log-file", log)
+    flush them before each pass (--cache-control none: 0.1-0.3 s less a run on an H100, tools/ncu_cost.py). The
+    instanced metrics come per instruction (gpu/ncu_instances.py)."""
+    return ("--clock-control", "none", "--cache-control", "none", "--metrics", ",".join(RUN_METRICS),
+            "--print-metric-instances", "details", "--csv", "--log-file", log)
 
 
 def _shapes(inputs):
@@ -255,7 +258,8 @@ def ncu_facts(result, text):
     if child_problem(result) or not kernels:
         return {"problem": child_problem(result) or grader("ncu reported no kernel: "
                                                             + ((text or "")[-1500:] or "no report"))}
-    return {**values, "kernels": len(kernels)}
+    return {**values, "kernels": len(kernels), "shared_loads": ncu_instances.shared_loads(text)
+            if any(m in (text or "") for m in ncu_instances.METRICS) else None}
 
 
 def tool_verdict(g, key, futures, check):
