@@ -45,8 +45,8 @@ def padded_tile_problems(source, kernel, tile):
                 "from: keep the kernel's name and its three parameters"]
     b, tiles = facts.b, list(facts.tiles.values())
     padded = [t for t in tiles if t.shape == (tile, tile + 1)]
-    other_b = [t for t in tiles if t.in_product and t.from_b and t not in padded]
     good = [t for t in padded if t.transposed and t.in_product]
+    other_b = [t for t in tiles if t.in_product and t.from_b and t not in good]
     if good and not other_b:
         return []
     load = f"[tx, ty] = {b}[k0 + ty, col] (col built from threadIdx.x)"
@@ -62,7 +62,7 @@ def padded_tile_problems(source, kernel, tile):
     if not t.in_product:
         instead = f" (it reads B's tile from {other_b[0].name}, as a stage 3 kernel does)" if other_b else ""
         problems.append(f"the padded tile {t.name} is declared but the product never reads it: read B's tile from "
-                        f"it, transposed: {t.name}[tx, k]{instead}")
+                        f"it, transposed: {t.name}[tx, k]{instead}" + (f". {_idle(t)}" if t.idle else ""))
     if not t.from_b:
         problems.append(f"nothing from {b} is stored in {t.name} (declared line {t.line}): store B's tile in it, "
                         f"transposed: {t.name}{load}")
@@ -71,4 +71,27 @@ def padded_tile_problems(source, kernel, tile):
         problems.append(f"{t.name} holds B's tile untransposed (line {line}: {text}): its first index must follow "
                         f"what {b}'s column index follows, its second {b}'s row index: {t.name}{load}, then read "
                         f"{t.name}[tx, k] in the product")
+    problems += [f"{_idle(u)}: read B's tile from {u.name} in the product itself, transposed: acc += sA[ty, k] * "
+                 f"{u.name}[tx, k]" for u in padded if u is not t and u.idle and not u.in_product]
     return problems
+
+
+# why a read of a tile adds nothing to C (grammar/tiles.py), most telling first
+WHY = {"zero": "it is multiplied by zero", "cancel": "the same read is subtracted and added back in that sum",
+       "unused": "its value never reaches what the kernel stores in C (it only decides a condition, or goes into a "
+                 "local that is overwritten or never used)"}
+
+
+def _idle(t):
+    """What the reads of `t` that add nothing to C are: the most telling one, by line, with the reason."""
+    line, text, why = min(t.idle, key=lambda r: (r[2] == "unused", isinstance(r[2], tuple), r[0]))
+    if why in WHY:
+        reason = WHY[why]
+    elif why[3]:
+        reason = f"it is in the else branch of `{why[2]}` (line {why[1]}), a condition that always holds, so it " \
+                 "never runs"
+    else:
+        reason = f"it is under `{why[2]}` (line {why[1]}), a condition that never holds, so it never runs"
+    more = f" ({len(t.idle) - 1} more such read{'s' if len(t.idle) > 2 else ''})" if len(t.idle) > 1 else ""
+    return (f"{t.name} is read on line {line} ({text}), but that read adds nothing to C: {reason}{more}; only a "
+            "read whose value the product sums counts")

@@ -1,37 +1,50 @@
 """Trusted parent side: what a kernel's source says of its shared tiles, read from the grammar's parse and its
 constant evaluator, never by importing the module, so the simulator and the GPU tier judge them from the same facts:
-each shared array's shape, the stores that fill it from B (with which indices) and whether the product reads it.
+each shared array's shape, the stores that fill it from B (with which indices), whether the value stored into C is
+computed from it, and the reads of it that add nothing to C (each with the reason).
 
 Stage 4's lesson is reading B's tile from a padded array, transposed; the PTX shows only that such an array exists,
-so a stage 3 kernel with one more array declared would pass a check of sizes alone.
+so a stage 3 kernel with one more array declared (and read where it adds nothing) would pass a check of sizes alone.
 
-The reading is flow-insensitive: a local stands for everything ever assigned to it (tx = cuda.threadIdx.x,
-col = cuda.blockIdx.x * TILE + tx), and an index follows the thread axes (threadIdx.x, .y, .z) its value depends on.
+The kernel is walked in the order it runs (flow.py): a local holds the assignments that reach it, the helpers it
+calls are walked with the tiles it passes them, and code under a condition the constant evaluator works out to
+false never runs. A value follows the data it is computed from (values.py), not the conditions around it; a read
+multiplied by a constant zero, or added and subtracted again in one expression, adds nothing. An index follows the
+thread axes its value depends on (threadIdx.x, .y, .z, and tid // TILE apart from tid % TILE) and the loops whose
+counters it reads.
+
+What this reading cannot see, and leaves to the simulator's and ncu's counters (bank conflicts, data reuse): a read
+under a condition that depends on the data or the launch (if K < 0:, if A[0, 0] == 12345.0:), which may never hold
+when the kernel runs; a read cancelled across statements or through other locals (acc += s; acc -= s), or multiplied
+by a value that is zero only at run time; helpers nested deeper than flow.DEVICE_DEPTH or calling themselves.
 """
 import ast
 from dataclasses import dataclass, field
 
+from .flow import Flow, TooMuch
 from .reader import _read
+from .values import ARRAYS, Depends, arrays, sources
 from .walker import Grammar
 
-AXES = {"numba.cuda.threadIdx.x": "x", "numba.cuda.threadIdx.y": "y", "numba.cuda.threadIdx.z": "z"}
-GRID = "numba.cuda.grid"            # col, row = cuda.grid(2): x, then y
-SHARED = "numba.cuda.shared.array"
 ATOMIC = "numba.cuda.atomic."       # cuda.atomic.add(C, (row, col), acc) stores into C
-# stores into shared arrays read, each a walk of the kernel: a tile kernel has a few, and the cap keeps a module of
-# MAX_NODES from costing the parent more than that many walks
+# stores into shared arrays read, each a walk of the kernel's values: a tile kernel has a few, and the cap keeps a
+# module of MAX_NODES from costing the parent more than that many walks
 MAX_TILE_STORES = 64
+MAX_IDLE = 3  # reads that add nothing, named per tile
 
 
 @dataclass
 class Tile:
     """One shared array of the kernel. `stores`: (line, text, transposed) of each store whose value reads B;
-    transposed: its first index follows what B's column index follows and its second B's row index."""
+    transposed: its first index follows what B's column index follows and its second B's row index. `idle`:
+    (line, text, why) of reads that add nothing to C; why is "zero", "cancel", "unused" or ("dead", line, "if X:",
+    whether the read is in its else branch)."""
     name: str
     line: int
     shape: tuple = None    # worked out by the constant evaluator; None where it cannot be
     stores: list = field(default_factory=list)
-    in_product: bool = False  # the value stored into C depends on it
+    in_product: bool = False  # the value stored into C is computed from it
+    idle: list = field(default_factory=list)
 
     @property
     def from_b(self):
@@ -63,127 +76,112 @@ def kernel_tiles(source, kernel):
         if len(params) < 3:
             return None
         return _Reading(grammar, fn, source).facts(kernel, params[1], params[2])
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, TooMuch):
         return None
 
 
-def _subscript(node):
-    """(array name, [index expressions]) of a[i, j] or a[i][j]; (None, []) for anything else."""
+def _index(node):
+    """[index expressions] of a[i, j] or a[i][j]."""
     index = []
     while isinstance(node, ast.Subscript):
-        s = node.slice
-        index[:0] = list(s.elts) if isinstance(s, ast.Tuple) else [s]
+        index[:0] = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         node = node.value
-    return (node.id, index) if isinstance(node, ast.Name) else (None, [])
+    return index
+
+
+def _note(tile, read):
+    """Add an idle read (line, text, why) to `tile`, once, up to MAX_IDLE."""
+    if read not in tile.idle and len(tile.idle) < MAX_IDLE:
+        tile.idle.append(read)
+
+
+def _base(node):
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node
 
 
 class _Reading:
-    """One kernel's assignments: `defs` (local -> the expressions ever assigned to it, or a frozenset of sources
-    where an unpacking gives it one axis), `stores` ((array, indices, value, node) of every element stored)."""
+    """One kernel walked (flow.Flow), its stores grouped by the array they store into."""
 
     def __init__(self, grammar, fn, source):
-        self.g, self.source, self.defs, self.stores, self.shared = grammar, source, {}, [], {}
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    self.bind(t, node.value, node)
-                call = node.value
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call) \
-                        and self.g.resolve(call.func) == SHARED:
-                    self.shared.setdefault(node.targets[0].id, (node, call))
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-                self.bind(node.target, node.value, node)
-            elif isinstance(node, ast.For):
-                self.bind(node.target, node.iter, node)
-                if isinstance(node.target, ast.Name):
-                    self.defs[node.target.id].append(frozenset({"loop " + node.target.id}))
-            elif isinstance(node, ast.Call) and (self.g.resolve(node.func) or "").startswith(ATOMIC) \
-                    and len(node.args) >= 3 and isinstance(node.args[0], ast.Name):
-                index = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-                self.stores.append((node.args[0].id, list(index), node.args[2], node))
+        self.g, self.fn, self.source = grammar, fn, source
+        self.flow = Flow(grammar, fn, ATOMIC)
+        self.stores_of = {}
+        for st in self.flow.stores.values():
+            for ident in arrays(self.flow, st.target, st):
+                self.stores_of.setdefault(ident, []).append(st)
 
-    def bind(self, target, value, node):
-        if isinstance(target, ast.Name):
-            self.defs.setdefault(target.id, []).append(value)
-        elif isinstance(target, ast.Tuple):
-            grid = isinstance(value, ast.Call) and self.g.resolve(value.func) == GRID
-            paired = isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
-            for i, t in enumerate(target.elts):
-                if grid and isinstance(t, ast.Name):
-                    self.defs.setdefault(t.id, []).append(frozenset("xyz"[i:i + 1]))
-                else:
-                    self.bind(t, value.elts[i] if paired else value, node)
-        elif isinstance(target, ast.Subscript):
-            name, index = _subscript(target)
-            if name is not None:
-                self.stores.append((name, index, value, node))
+    def declared(self):
+        """{("shared", id of the call): Tile} of every shared array declared where the walk went."""
+        tiles = {}
+        for fn in [self.fn] + list(self.flow.device.values()):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and id(node) in self.flow.live and len(node.targets) == 1 \
+                        and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+                        and ARRAYS.get(self.g.resolve(node.value.func) or "") == "shared":
+                    tiles.setdefault(("shared", id(node.value)), self.tile(node.targets[0].id, node))
+        return tiles
 
-    def reach(self, roots):
-        """(the sources: thread axes and "loop k" markers, the local names read) of `roots` and every assignment to
-        a local they read, transitively."""
-        sources, names, stack = set(), set(), list(roots)
-        while stack:
-            item = stack.pop()
-            if isinstance(item, frozenset):
-                sources |= item
-                continue
-            for sub in ast.walk(item):
-                if isinstance(sub, ast.Attribute):
-                    axis = AXES.get(self.g.resolve(sub) or "")
-                    if axis:
-                        sources.add(axis)
-                elif isinstance(sub, ast.Call) and self.g.resolve(sub.func) == GRID:
-                    sources |= {"x", "y"}
-                elif isinstance(sub, ast.Name) and sub.id not in names:
-                    names.add(sub.id)
-                    stack.extend(self.defs.get(sub.id, ()))
-        return sources, names
-
-    def follows(self, index, b_index):
-        """Does `index` follow what `b_index` follows: the same thread axes, and loop counters only of its own?"""
-        a, b = self.reach([index])[0], self.reach([b_index])[0]
-        axes = {"x", "y", "z"}
-        return a & axes == b & axes and (a - axes) <= (b - axes)
-
-    def b_reads(self, value, b):
-        """[(row index, column index)] of every 2-d read of B (or a local alias of it) that `value` depends on."""
-        names = self.reach([value])[1]
-        aliases = {b} | {n for n in names if any(isinstance(d, ast.Name) and d.id == b for d in self.defs.get(n, ()))}
-        roots = [value] + [d for n in names for d in self.defs.get(n, ()) if not isinstance(d, frozenset)]
-        reads = []
-        for root in roots:
-            for sub in ast.walk(root):
-                if isinstance(sub, ast.Subscript):
-                    name, index = _subscript(sub)
-                    if name in aliases and len(index) == 2:
-                        reads.append(tuple(index))
-        return reads
+    def tile(self, name, node):
+        call = node.value
+        shape = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "shape"), None)
+        try:
+            value = self.g.constants.value(shape) if shape is not None else None
+        except Exception:  # noqa: BLE001 (the evaluator raises what Python would; a shape it cannot work out)
+            value = None
+        return Tile(name, node.lineno, value if type(value) is tuple else None)
 
     def facts(self, kernel, b, c):
-        tiles = {}
-        for name, (node, call) in self.shared.items():
-            shape = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "shape"), None)
-            try:
-                value = self.g.constants.value(shape) if shape is not None else None
-            except Exception:  # noqa: BLE001 (the evaluator raises what Python would; a shape it cannot work out)
-                value = None
-            tiles[name] = Tile(name, node.lineno, value if type(value) is tuple else None)
-        c_values, read = [], 0
-        for name, index, value, node in self.stores:
-            if name == c:
-                c_values.append(value)
-            elif name in tiles and len(index) == 2 and read < MAX_TILE_STORES:
-                read += 1
-                reads = self.b_reads(value, b)
-                if reads:
-                    i0, i1 = index
-                    transposed = all(self.follows(i0, col) and self.follows(i1, row)
-                                     and not (self.follows(i0, row) and self.follows(i1, col)) for row, col in reads)
-                    tiles[name].stores.append((node.lineno, self.text(node), transposed))
-        product = self.reach(c_values)[1]
-        for tile in tiles.values():
-            tile.in_product = tile.name in product
-        return KernelTiles(kernel, b, tiles)
+        tiles = self.declared()
+        product = Depends(self.flow, self.stores_of.get(("param", c), []), self.stores_of)
+        counted = {id(node) for node, _, _ in product.reads}
+        for ident, tile in tiles.items():
+            tile.in_product = any(ident in ids for _, _, ids in product.reads)
+            for st in self.stores_of.get(ident, [])[:MAX_TILE_STORES]:
+                self.tile_store(tile, st, b)
+        lost = {id(node): why for node, _, _, why in product.lost}
+        for node, ctx, stmt in self.flow.reads.values():
+            for ident in arrays(self.flow, _base(node), ctx) & set(tiles):
+                if id(node) not in counted:
+                    _note(tiles[ident], (stmt.lineno, self.text(stmt), lost.get(id(node), "unused")))
+        self.dead_reads({t.name: t for t in tiles.values()})
+        return KernelTiles(kernel, b, {t.name: t for t in sorted(tiles.values(), key=lambda t: t.line)})
+
+    def tile_store(self, tile, st, b):
+        """Note `st` (a store into `tile`) where its value reads B: transposed or not."""
+        if len(st.index) != 2:
+            return
+        reads = [(node, ctx) for node, ctx, ids in Depends(self.flow, [st], self.stores_of).reads
+                 if ("param", b) in ids and len(_index(node)) == 2]
+        if reads:
+            i0, i1 = st.index
+            transposed = all(self.follows(i0, st, col, ctx) and self.follows(i1, st, row, ctx)
+                             and not (self.follows(i0, st, row, ctx) and self.follows(i1, st, col, ctx))
+                             for node, ctx in reads for row, col in [_index(node)])
+            tile.stores.append((st.stmt.lineno, self.text(st.stmt), transposed))
+
+    def follows(self, index, ictx, b_index, bctx):
+        """Does `index` follow what `b_index` follows: the same thread axes, and loop counters only of its own?"""
+        a, b = sources(self.flow, index, ictx), sources(self.flow, b_index, bctx)
+        axes_a, axes_b = {s for s in a if type(s) is str}, {s for s in b if type(s) is str}
+        return axes_a == axes_b and (a - axes_a) <= (b - axes_b)
+
+    def dead_reads(self, by_name):
+        """Reads of a tile (by its name) in code that never runs: ("dead", the condition's line, "if X:" or
+        "while X:", whether the branch is its else)."""
+        for cond, body in self.flow.skipped:
+            head = f"{'while' if isinstance(cond, ast.While) else 'if'} {self.text(cond.test)}:"
+            why = ("dead", cond.lineno, head, body is cond.orelse)
+            for stmt in (s for top in body for s in ast.walk(top) if isinstance(s, ast.stmt)):
+                if id(stmt) in self.flow.live:
+                    continue
+                for child in (c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.expr)):
+                    for sub in ast.walk(child):
+                        tile = by_name.get(getattr(_base(sub), "id", None)) \
+                            if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load) else None
+                        if tile is not None:
+                            _note(tile, (stmt.lineno, self.text(stmt), why))
 
     def text(self, node):
         text = " ".join((ast.get_source_segment(self.source, node) or "").split())
