@@ -23,7 +23,9 @@ kernel bodies run as Python, this grammar is the whole defence.
 
 The package: rules.py (the allowlist as data), reader.py (the text within the bounds), walker.py, body.py and
 expressions.py (the walk), constants.py (the evaluator), text.py (how findings name what they read), tiles.py (what
-a kernel's source says of its shared tiles: the shared-memory check reads stage 4's padded B tile there).
+a kernel's source says of its shared tiles: the shared-memory check reads stage 4's padded B tile there), with
+flow.py (which assignments reach each point of a kernel, its device helpers walked at their calls) and values.py
+(what a value is made of: constants, the arrays it reads, the thread indices it follows).
 
 ``violations(source)`` lists "line N: <construct>: <rule>" findings; any finding zeroes the stage
 (checks/shortcuts.py). The parent reads a module within bounds (MAX_SOURCE_CHARS and the other MAX_ names):
