@@ -8,7 +8,7 @@ import pytest
 from autograder.engine import sampling
 from conftest import ROOT, failed, passed
 
-HONEST = ["split_k_atomic.py", "persistent.py", "double_buffer.py", "two_rows.py"]
+HONEST = ["split_k_atomic.py", "persistent.py", "double_buffer.py", "two_rows.py", "split_k_flat_zero.py"]
 U = [0.3, 0.8, 0.6, 0.1, 0.5]  # the grade's secret draws
 
 
@@ -48,6 +48,56 @@ def test_the_time_limit_follows_the_work_of_a_block():
     assert sampling.block_steps(shape, (64, 64, 1), 32) == 8 * (1 + 128 // 32)
 
 
+def test_every_slice_of_a_drawn_point_runs_however_many():
+    """128 slices of K: 64 of them were drawn, so the sums were partial and a slice left out could hide anything.
+    Every slice runs; the work is that of 128 blocks (one point where two would cost too much)."""
+    shape, split = (2048, 240, 2048), {"grid": [128, 128, 128]}
+    blocks, work = sampling.draw([split], shape, 16, U)
+    assert blocks[0] == [[37, 99, z] for z in range(128)], blocks
+    assert work == 128 * sampling.block_steps(shape, (128, 128, 128), 16)
+
+
+def test_the_parts_of_c_are_the_tiled_launches_shares():
+    """A flat 1-D launch stands for no part of C (its share is a band of rows); the product's 16 x 16 block does."""
+    shape = (2032, 240, 2000)
+    flat, product = {"grid": [(2032 * 2000 + 255) // 256]}, {"grid": [125, 127, 2]}
+    blocks, _ = sampling.draw([flat, product], shape, 16, U)
+    (x, y, _), = {tuple(b[:2]) + (0,) for b in blocks[1]}
+    assert sampling.parts([flat, product], shape, blocks) == [[16 * y, 16 * y + 16, 16 * x, 16 * x + 16]]
+    steps = sampling.cover_steps([flat, product], shape, 16, [[0, 16, 0, 16]])
+    assert steps[0] >= 2 * 32 and steps[0] > steps[1] > 0   # a flat launch's blocks each cost little, but as many
+    assert sampling.cover_steps([flat, product], shape, 16, []) == [0, 0]
+
+
+def test_the_time_limit_follows_the_blocks_launched(cfg):
+    """Split-K over 128 slices starts 128 blocks per tile of C, most with nothing to add: at the shapes of the
+    correctness check the simulator needed minutes, and the limit (from the shape alone) stopped it at 29 s. A
+    kernel of one block per tile keeps its limit."""
+    from autograder.engine.plan import sim_seconds
+    cfg = {**cfg, "limits": {**cfg["limits"], "check_timeout_s": 10 ** 4}}   # the outer bound, out of the way
+    shapes = [(17, 23, 23), (33, 9, 31)]
+    one = [[{"grid": [2, 2, 1], "block": [16, 16, 1]}], [{"grid": [2, 3, 1], "block": [16, 16, 1]}]]
+    split = [[{"grid": [2, 2, 128], "block": [16, 16, 1]}], [{"grid": [2, 3, 128], "block": [16, 16, 1]}]]
+    assert sim_seconds(cfg, 16, shapes, one) == sim_seconds(cfg, 16, shapes)
+    # 127 blocks more for each of the 10 tiles of C, at sim_block_step_s (0.1) times sim_work_factor (2)
+    assert sim_seconds(cfg, 16, shapes, split) == pytest.approx(sim_seconds(cfg, 16, shapes) + 2 * 0.1 * 127 * 10)
+
+
+def test_a_zeroing_layout_the_sampled_run_cannot_follow_is_said():
+    """A read of C no simulated block wrote, after a cheap launch whose blocks the sampled run could not find, says
+    which launch, why and what to change."""
+    from autograder.checks import correct
+    facts = {"c_writes": {"count": 1, "elements": 1, "examples": [{
+        "index": [5, 7], "kind": "unsimulated", "update": True, "first": None,
+        "second": {"block": [0, 0, 0], "thread": [0, 0, 0], "line": 9, "source": "cuda.atomic.add(C, (r, c), a)",
+                   "atomic": True, "op": "add", "access": "read"}}]},
+        "sampled": {"cover": [{"launch": 0, "kernel": "zero_kernel", "blocks": 3, "why": "the reason"}]}}
+    out = correct.sampled_product(None, None, None, 1e-5, facts=facts)
+    assert "launch 1 (`zero_kernel`): the reason" in out and "one thread per element of C" in out, out
+    facts["sampled"]["cover"][0]["why"] = ""
+    assert "zero_kernel" not in correct.sampled_product(None, None, None, 1e-5, facts=facts)
+
+
 def kernel(name):
     with open(os.path.join(ROOT, "tests", "sampled", name), encoding="utf-8") as f:
         return f.read()
@@ -57,7 +107,9 @@ def kernel(name):
 @pytest.mark.parametrize("name", HONEST)
 def test_honest_styles_earn_every_point(grade_text, name):
     """Split-K with atomics over gridDim.z (9/13 before: z = 1 never ran), a persistent grid-stride kernel (stopped as
-    a kernel that never ends on a busy machine before), double buffering with one barrier, two rows per thread."""
+    a kernel that never ends on a busy machine before), double buffering with one barrier, two rows per thread,
+    split-K after a flat 1-D zeroing launch (9/13 before: the blocks that add read elements no simulated block
+    zeroed)."""
     r = grade_text("tiled_general", kernel(name))
     assert r.score == r.max_score, [(c.name, c.output) for c in r.checks if c.status == "failed"]
     for key in ("races", "data_reuse"):
@@ -134,3 +186,71 @@ def test_split_k_mixing_two_atomics_on_one_element_fails_correctness(grade_text)
     out = failed(r, "correct")
     assert "Mixed atomics" in out and "through cuda.atomic.nanmax at line" in out, out
     assert "through cuda.atomic.add at line" in out and "do not commute" in out, out
+
+
+FLAT = ("    i = cuda.grid(1)\n    if i < C.size:\n        C[i // C.shape[1], i % C.shape[1]] = float32(0.0)\n",
+        "    zero_kernel[(M * N + 255) // 256, 256](C)\n")
+LAYOUTS = {   # the zeroing kernel's body and its launch
+    "column-major": ("    i = cuda.grid(1)\n    if i < C.size:\n"
+                     "        C[i % C.shape[0], i // C.shape[0]] = float32(0.0)\n", FLAT[1]),
+    "grid-stride": ("    for i in range(cuda.grid(1), C.size, cuda.gridsize(1)):\n"
+                    "        C[i // C.shape[1], i % C.shape[1]] = float32(0.0)\n",
+                    "    zero_kernel[min(512, (M * N + 255) // 256), 256](C)\n"),
+    "transposed 2-D": ("    row, col = cuda.grid(2)\n    if row < C.shape[0] and col < C.shape[1]:\n"
+                       "        C[row, col] = float32(0.0)\n",
+                       "    zero_kernel[(math.ceil(M / 8), math.ceil(N / 32)), (8, 32)](C)\n"),
+}
+
+
+def zeroed(layout):
+    """split_k_flat_zero.py with its zeroing launch laid over C as `layout` says."""
+    text = kernel("split_k_flat_zero.py")
+    assert FLAT[0] in text and FLAT[1] in text
+    return text.replace(FLAT[0], LAYOUTS[layout][0]).replace(FLAT[1], LAYOUTS[layout][1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_split_k_after_a_zeroing_launch_of_any_layout_earns_every_point(grade_text, layout):
+    """C zeroed column by column, by at most 512 blocks striding over it (31 elements a thread at the timed size), or
+    by a 2-D grid with x along the rows: the sampled
+    run finds the zeroing blocks that write the part of C it judges from what block 0 and its neighbours wrote
+    (9/13 before: the blocks that add read elements no simulated block zeroed)."""
+    r = grade_text("tiled_general", zeroed(layout))
+    assert r.score == r.max_score, [(c.name, c.output) for c in r.checks if c.status == "failed"]
+    for key in ("races", "data_reuse"):
+        assert "At the graded size too" in passed(r, key)
+
+
+@pytest.mark.slow
+def test_a_zeroing_launch_that_computes_the_product_is_no_cheap_launch(grade_text):
+    """A flat launch laid out like an honest zeroing one computes the product naively past the small sizes, and the
+    tiled kernel after it adds nothing there: its loads count, and it loses data reuse alone."""
+    r = grade_text("tiled_general", kernel("zero_does_product.py"))
+    assert [c.key for c in r.checks if c.status == "failed"] == ["data_reuse"], [
+        (c.name, c.output) for c in r.checks if c.status == "failed"]
+    out = failed(r, "data_reuse")
+    assert "the timed size's grid" in out and "(`acc += A[row, k] * B[k, col]`) loads A 240 and B 240 times" in out, out
+
+
+@pytest.mark.slow
+def test_split_k_over_128_slices_earns_every_point(grade_text):
+    """gridDim.z = 128: the sampled run drew 64 of its slices (partial sums: wrong elements), and the correctness
+    check's limit (from the shape alone) stopped its 128 blocks per tile (3/13 before). Its blocks cost the
+    simulator minutes: the limits follow them."""
+    r = grade_text("tiled_general", kernel("split_k_128.py"))
+    assert r.score == r.max_score, [(c.name, c.output) for c in r.checks if c.status == "failed"]
+    for key in ("races", "data_reuse"):
+        assert "At the graded size too" in passed(r, key)
+
+
+@pytest.mark.slow
+def test_a_naive_product_in_the_slices_past_64_loses_data_reuse(grade_text):
+    """Slices 64-127 read A and B straight past the small sizes: every slice of a drawn (x, y) runs, and the kernel
+    loses data reuse alone (9/13 before, for wrong elements in a sample of 64 slices)."""
+    r = grade_text("tiled_general", kernel("hidden_slices.py"))
+    assert [c.key for c in r.checks if c.status == "failed"] == ["data_reuse"], [
+        (c.name, c.output) for c in r.checks if c.status == "failed"]
+    out = failed(r, "data_reuse")
+    assert "the timed size's grid" in out and "acc += A[row, k] * B[k, col]" in out, out
+    assert "At the graded size too" in passed(r, "races")

@@ -180,7 +180,7 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
     lost = lost_update_message((facts or {}).get("c_writes"))
     if lost:
         return ("not credited: in the sampled simulator run at the graded size, threads of one launch depend on each "
-                "other through C, which a GPU does not compute reliably.\n" + lost)
+                "other through C, which a GPU does not compute reliably.\n" + lost + cover_message(facts))
     if ((facts or {}).get("races") or {}).get("count"):
         return ""  # the race check fails for it; the counters still describe the kernel
     M, K = A.shape
@@ -205,6 +205,20 @@ def sampled_product(C, A, B, tol, past_end=0, facts=None):
     return head + (f"computed wrong elements: relative error {err:.2e} over the {len(rows)} it wrote (limit {tol:g}); "
                    f"C[{rows[i]}, {cols[i]}]: expected {want[i]:.6g}, got {got[i]:.6g}. A kernel right on the "
                    "small shapes and wrong at this size treats sizes differently (a branch on M, N, K or the grid)")
+
+
+def cover_message(facts):
+    """Where a read of C that no simulated block wrote may come from an earlier cheap launch (C zeroed in a layout of
+    its own) whose blocks the sampled run could not add (sim/cover.py): which launch, why, and what to change."""
+    notes = [n for n in ((facts or {}).get("sampled") or {}).get("cover") or () if n.get("why")]
+    examples = ((facts or {}).get("c_writes") or {}).get("examples") or ()
+    if not notes or not any(e.get("kind") == "unsimulated" for e in examples):
+        return ""
+    said = "; ".join(f"launch {n['launch'] + 1} (`{n['kernel']}`): {n['why']}" for n in notes)
+    return ("\nThe sampled run adds to a launch that only sets C (zeroes it, say) the blocks that write the part of C "
+            f"it judges, and could not here. {said}. If that launch zeroes C, give it one thread per element of C in "
+            "a 1-D or 2-D grid (cuda.grid), every block writing the same pattern shifted by its index, with no loads "
+            "of A or B and no shared memory; or launch it over C in blocks laid out as the product kernel's.")
 
 
 def _thread(side, verb=False):

@@ -24,9 +24,9 @@ class Planning:
         return min(lim["check_timeout_s"],
                    lim["gpu_start_s"] + lim["work_factor"] * flops / (lim["reference_tflops"] * 1e12))
 
-    def sim_timeout(self, shapes):
-        """Seconds a simulator child may run (sim_seconds)."""
-        return sim_seconds(self.cfg, self.tile, shapes)
+    def sim_timeout(self, shapes, launches_of=None):
+        """Seconds a simulator child may run (sim_seconds); `launches_of`: the build's launches at each shape."""
+        return sim_seconds(self.cfg, self.tile, shapes, launches_of)
 
     def draw(self, shapes):
         """Fresh random inputs {A0, B0, A1, ...} for (M, K, N) shapes, from this grade's secret generator."""
@@ -58,12 +58,22 @@ class Planning:
         return -self.stage.number
 
 
-def sim_seconds(cfg, tile, shapes):
+def sim_seconds(cfg, tile, shapes, launches_of=None):
     """Seconds a simulator child may run: start-up plus sim_work_factor times the simulated block-steps (one
-    TILE x TILE block through one tile of K) at sim_block_step_s each, scaled by the block's threads. The notebook
+    TILE x TILE block through one tile of K) at sim_block_step_s each, scaled by the block's threads. `launches_of`
+    (the recorded launches at each shape, where known): every block launched beyond one per tile of C costs a step of
+    its own (split-K over 128 slices starts 128 blocks per tile, most of them with little to add). The notebook
     self-check gives its own launches the same limit."""
     lim = cfg["limits"]
     t = tile or 16
     steps = sum(math.ceil(M / t) * math.ceil(N / t) * (1 + math.ceil(K / t)) for M, K, N in shapes)
+    for (M, _, N), launches in zip(shapes, launches_of or ()):
+        steps += max(0, launched_blocks(launches, t) - math.ceil(M / t) * math.ceil(N / t))
     work = steps * lim["sim_block_step_s"] * max(1.0, (t / 16) ** 2)
     return min(lim["check_timeout_s"], lim["sim_start_s"] + lim["sim_work_factor"] * work)
+
+
+def launched_blocks(launches, tile):
+    """Blocks the recorded `launches` start, counted in TILE x TILE-thread blocks (a larger block as several)."""
+    return sum(math.prod(int(v) for v in item["grid"]) * max(1, math.prod(int(v) for v in item["block"]) // tile ** 2)
+               for item in launches)

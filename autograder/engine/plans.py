@@ -93,6 +93,11 @@ class Plans:
             return {"kernels": ran["kernels"], "plans": ran["plans"]}
         return job, given
 
+    def plans_of(self, shapes):
+        """The build's launches at each of `shapes` (for the time limits that follow them); [] where none."""
+        plans = (self.built or {}).get("plans", {})
+        return [plans.get(tuple(int(v) for v in s), {}).get("launches", []) for s in shapes]
+
     def sim_job(self, shapes, **extra):
         """(job, "") of a simulator child that runs the build's checked plans of `shapes` with the module's kernels
         looked up by name (the launcher never runs there), or (None, why it cannot run). Waits for the build."""
@@ -112,7 +117,8 @@ class Plans:
         job, why = self.sim_job([shape], count=1, instrument=True)
         if why:
             return self.not_run(why)
-        return self.run(job, inputs, (), self.sim_timeout([shape]), "the instrumented simulator run", True)
+        return self.run(job, inputs, (), self.sim_timeout([shape], self.plans_of([shape])),
+                        "the instrumented simulator run", True)
 
     def run_structure(self, inputs, sampled_inputs):
         """[the instrumented run's result, the sampled run's result] of one simulator child (one start-up, not two)
@@ -120,8 +126,10 @@ class Plans:
         (sampled_shape), where it runs a few blocks of each launch drawn from the grade's secret generator
         (engine/sampling.py): blocks are independent, so the loads per output, the races and the bank conflicts of a
         block are exact on a sample, and structure is judged at the size that is graded. The kernel sees the whole
-        grid; a block that reads what another block writes is a fault of its own (sim/writes.py). Its time limit
-        follows the work each drawn block does. Waits for the build."""
+        grid; a block that reads what another block writes is a fault of its own (sim/writes.py). A cheap launch
+        laid over C otherwise (C zeroed by a flat 1-D grid) also runs the blocks that write the parts of C the drawn
+        points stand for (sim/cover.py). Its time limit follows the work each drawn block does, and that cover's.
+        Waits for the build."""
         self.instrument_inputs, self.sampled_inputs = inputs, sampled_inputs
         small, graded = self.instrument_shape(), self.sampled_shape
         job, why = self.sim_job([small, graded], count=2, instrument=True)
@@ -129,9 +137,13 @@ class Plans:
             return [self.not_run(why)] * 2
         launches = self.built["plans"][tuple(graded)].get("launches", [])  # none: the child says the plan's error
         blocks_of, steps = sampling.draw(launches, graded, self.tile, self.sample)
+        rects = sampling.parts(launches, graded, blocks_of)
+        cover = sampling.cover_steps(launches, graded, self.tile, rects)
         job["blocks_of"] = [None, blocks_of]
+        job["cover"] = {"parts": rects, "steps": cover}
+        steps += sum(cover) if len(launches) > 1 else 0   # a launch besides the product may be a cheap one
         lim = self.cfg["limits"]
-        timeout = min(lim["check_timeout_s"], self.sim_timeout([small])
+        timeout = min(lim["check_timeout_s"], self.sim_timeout([small], self.plans_of([small]))
                       + lim["sim_work_factor"] * steps * lim["sim_block_step_s"])
         both = {"A0": inputs["A0"], "B0": inputs["B0"], "A1": sampled_inputs["A0"], "B1": sampled_inputs["B0"]}
         result = self.run(job, both, (), timeout, "the instrumented simulator runs", True)

@@ -38,7 +38,7 @@ class SimStageGrader(StageGrader):
         return self.sim_job(shapes, count=len(shapes))
 
     def run_timeout(self, shapes):
-        return self.sim_timeout(shapes)
+        return self.sim_timeout(shapes, self.plans_of(shapes))
 
     def after_start(self, shapes):
         return None  # the simulator's limit covers start and work together

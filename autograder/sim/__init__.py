@@ -148,7 +148,8 @@ Facts format (JSON-serialisable dict returned by ``run_instrumented``)
                                      "per_output": float, "source": str}]},
       "c_writes": {...},                  # stores to C per thread: lost updates, reads of what another thread
                                           # writes, mixed atomics, footprint (sim/writes.py)
-      "sampled": {"blocks": [[[x, y, z]]], "outputs": int},  # a sampled run: the blocks of each launch simulated
+      "sampled": {"blocks": [[[x, y, z]]], "outputs": int,   # a sampled run: the blocks of each launch drawn,
+                  "cover": [{"launch": int, "kernel": str, "blocks": int, "why": str}]},  # and added (sim/cover.py)
       "seconds": float
     }
 """

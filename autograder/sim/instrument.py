@@ -7,6 +7,7 @@ import time
 
 from .proxy import _class_swapped, _make_counting_array, _make_shared_proxy, _patched
 from .common import BLOCK_ACCESS_CAP
+from .cover import Cover
 from .recorder import _Recorder
 from .writes import last_launch_elements, tracked
 
@@ -86,24 +87,42 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         self._si_bar.append(len(self._si_log) >> 1)
         return orig_sync(self)
 
-    # a sampled run (job["blocks"]: the blocks of each launch the grader drew) simulates those alone
+    # a sampled run (job["blocks"]: the blocks of each launch the grader drew) simulates those alone, and in a cheap
+    # launch the blocks that write the parts of C they stand for (sim/cover.py)
     sample = [{tuple(int(v) for v in b) for b in blocks} for blocks in job.get("blocks") or ()]
-    launch = [-1]
+    launch, begun, cover = [-1], set(), None
 
-    def block_run(self, grid_point, *args):
-        if sample and (launch[0] >= len(sample) or tuple(int(v) for v in grid_point) not in sample[launch[0]]):
-            return None
+    def run_block(manager, grid_point, args):
         rec.threads = []
-        nthreads = int(np.prod(self._block_dim))
+        nthreads = int(np.prod(manager._block_dim))
         rec.thread_cap = 2 * max(1, BLOCK_ACCESS_CAP // max(1, nthreads))   # two log items per access
         try:
-            result = orig_block(self, grid_point, *args)
+            result = orig_block(manager, grid_point, *args)
             rec.finish_block(grid_point)
             return result
         finally:
             rec.threads = []
             if gc_was_enabled:
                 gc.collect(1)   # the block's cyclic garbage (threads), without a full collection
+
+    def block_run(self, grid_point, *args):
+        if not sample:
+            return run_block(self, grid_point, args)
+        i = launch[0]
+        if i >= len(sample) or i in begun:   # a sampled launch runs its blocks at its first grid point
+            return None
+        begun.add(i)
+        grid = tuple(int(v) for v in self._grid_dim)
+
+        def fresh(b):
+            return run_block(BlockManager(self._f, self._grid_dim, self._block_dim, self._debug), b, args)
+        drawn = [b for b in sorted(sample[i]) if all(0 <= v < g for v, g in zip(b, grid))]
+        first, before = (writes.launch, cover.work()) if cover else (0, None)
+        for b in drawn:
+            fresh(b)
+        if cover:
+            cover.launch(i, launches[i][0], grid, tuple(int(v) for v in self._block_dim), fresh, drawn, first, before)
+        return None
 
     counting = {}
     for obj, code in ((A, 0), (B, 1)):
@@ -130,6 +149,7 @@ def run_instrumented(launches, A, B, C, job) -> dict:
         stack.enter_context(_class_swapped(swapped, counting))
         # lost updates to C, reads of other threads' or unsimulated blocks' parts of C (sim/writes.py)
         writes = stack.enter_context(tracked(C, job["module_path"], sampled=bool(sample)))
+        cover = Cover(job, writes, rec, np) if sample and writes is not None else None
         for name, kern, config, args in launches:
             launch[0] += 1
             if writes is not None:
@@ -141,20 +161,22 @@ def run_instrumented(launches, A, B, C, job) -> dict:
             configured(*args)
     M, K = (int(v) for v in A.shape)
     N = int(B.shape[1])
+    unjudged = None   # a sampled run: the elements of C not judged, left out of the blocks' footprint too
     if sample and writes is not None:
         # judged: the elements one launch of the stage kernel left last (the one that left most); an element that
         # another launch wrote alone (C zeroed by larger blocks than the ones that add into it) waits for blocks of
-        # that launch that were not drawn
+        # that launch that were not drawn, and what the blocks a cheap launch ran for the cover left (sim/cover.py)
         host = C.copy_to_host()
         stage_kernel = {i for i, (name, *_) in enumerate(launches) if name == job.get("kernel")}
-        host[~last_launch_elements(writes, stage_kernel)] = np.nan
+        unjudged = ~last_launch_elements(writes, stage_kernel, cover.left() if cover and cover.run else None)
+        host[unjudged] = np.nan
         C.copy_to_device(host)
     facts = rec.facts(M, K, N, run_launches, time.perf_counter() - started,
                       int(np.count_nonzero(~np.isnan(C.copy_to_host()))) if sample else None)
     if sample:
         facts["sampled"] = {"blocks": [[list(b) for b in sorted(blocks)] for blocks in sample],
-                            "outputs": facts["global_loads"]["outputs"]}
+                            "outputs": facts["global_loads"]["outputs"], "cover": cover.notes if cover else []}
     if writes is not None:
-        facts["c_writes"] = writes.facts()
+        facts["c_writes"] = writes.facts(unjudged)
     return facts
 

@@ -263,9 +263,17 @@ class WriteLog:
             return {"line": -1, "source": ""}
         return {"line": int(line), "source": linecache.getline(path, line).strip() if line > 0 else ""}
 
-    def facts(self):
+    def last_stamps(self, ignore=None):
+        """The stamp of the last write of each element (flat; 0: none, or an element of the bool mask `ignore`)."""
         np = self.np
         last = self.plain if self.atomic is None else np.maximum(self.plain, self.atomic & ~MANY)
+        return last if ignore is None else np.where(ignore.ravel(), 0, last)
+
+    def facts(self, ignore=None):
+        """The facts of the run (see the module); `ignore`: elements left out of the footprint (those a sampled run
+        does not judge)."""
+        np = self.np
+        last = self.last_stamps(ignore)
         written = last > 0
         rows_cols, blocks = 0, 0
         if written.any() and len(self.shape) == 2:
@@ -284,12 +292,12 @@ class WriteLog:
                 "footprint": {"rows_plus_cols": rows_cols, "blocks": blocks, "written": int(written.sum())}}
 
 
-def last_launch_elements(log, preferred=()):
+def last_launch_elements(log, preferred=(), ignore=None):
     """Where C's elements were last written by one launch of the run `log` watched (a bool array of C's shape): of
     the launches whose recorded index is in `preferred` (the stage kernel's) if any wrote C, else of all, the one that
-    left the most elements, the later on a tie."""
+    left the most elements, the later on a tie. Elements in the mask `ignore` count as unwritten."""
     np = log.np
-    last = log.plain if log.atomic is None else np.maximum(log.plain, log.atomic & ~MANY)
+    last = log.last_stamps(ignore)
     launch = np.where(last > 0, last >> LAUNCH_SHIFT, 0)
     counts = np.bincount(launch, minlength=len(log.plan_of))
     counts[0] = 0
