@@ -207,12 +207,19 @@ def test_known_bad_padded_tiles_lose_the_shared_memory_points(grade_text, name, 
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("name", sorted(FORGED))
 def test_forged_padded_tiles_lose_exactly_the_shared_memory_points(grade_text, name, tier):
+    """The shared-memory points, and on the GPU the speed points where the timed run measured it: a kernel that
+    reads B's tile untransposed is a stage 3 kernel, 1.0-1.1x the unpadded transposed reference on an H200 where
+    2.5x is needed (2026-11-27)."""
     r = grade_text("tiled_transposed", forged_text(name), device=tier)
     out = failed(r, "shared_memory")
     assert f"sBT is read on line {FORGED[name][1]} (" in out and FORGED[name][2] in out, out
-    lost = sum(c.max_score - c.score for c in r.checks)
-    assert lost == sum(c.max_score for c in r.checks if c.key == "shared_memory"), \
-        [(c.name, c.status, c.output[:300]) for c in r.checks if c.status != "passed"]
+    lost = {c.key: c.max_score - c.score for c in r.checks if c.score < c.max_score}
+    timed = {"speed"} if tier == "gpu" else set()
+    assert lost.get("shared_memory") == sum(c.max_score for c in r.checks if c.key == "shared_memory") and \
+        set(lost) <= {"shared_memory"} | timed, [(c.name, c.status, c.output[:300]) for c in r.checks
+                                                   if c.status != "passed"]
+    if "speed" in lost:
+        assert "needs" in failed(r, "speed")   # measured too slow, not refused
 
 
 @pytest.mark.slow
