@@ -738,3 +738,19 @@ def test_release_brings_a_course_folders_hooks_up_to_date(tmp_path):
     assert not update_hooks(str(path))
     (tmp_path / "own.py").write_text(mine, encoding="utf-8")
     assert not update_hooks(str(tmp_path / "own.py")) and (tmp_path / "own.py").read_text(encoding="utf-8") == mine
+
+
+def test_a_new_gradebook_is_stamped_with_the_revision_nbgrader_stamps(released_course, tmp_path):
+    """`make grade` reads the newest revision of nbgrader's migrations in its own process (nbgrader runs the
+    `alembic heads` command for it): a gradebook it creates carries the revision of one made by nbgrader itself
+    (the released course's, made by `nbgrader generate_assignment`)."""
+    import sqlite3
+    from course import gradebook
+
+    def stamp(path):
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            return db.execute("SELECT version_num FROM alembic_version").fetchall()
+    (tmp_path / "submitted").mkdir()
+    with gradebook.open_gradebook(gradebook.course_directory(str(tmp_path))):
+        pass
+    assert stamp(str(tmp_path / "gradebook.db")) == stamp(str(released_course / "gradebook.db")) != []
