@@ -17,10 +17,9 @@ from conftest import ROOT, by_key, failed, mutate, passed
 SOLUTION_LOOP = "    acc = float32(0.0)\n    for t in range((K + TILE - 1) // TILE):\n"
 
 
-def grade(cfg, stage_name, text, seed):
-    """A whole grade in the simulator tier with `seed` as the grade's secret."""
+def grade(cfg, stage_name, text, seed, folder):
+    """A whole grade in the simulator tier with `seed` as the grade's secret, of the module written into `folder`."""
     stage = stages.find(stage_name)
-    folder = tempfile.mkdtemp(prefix="tiling-")
     path = os.path.join(folder, stage.filename)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -28,25 +27,27 @@ def grade(cfg, stage_name, text, seed):
     return engine.grade(path, stage=stage, device="sim", seed=seed, cfg=c)
 
 
-def grader(cfg, stage_name, seed, text=None):
+def grader(cfg, stage_name, seed, folder, text=None):
+    """A StageGrader with a folder of its own below `folder` (a test's tmp_path)."""
     stage = stages.find(stage_name)
     src = StageSource(stage, stage.filename, text or mutate(stage_name))
-    return engine.StageGrader(src, "sim", cfg, np.random.default_rng(seed), tempfile.mkdtemp(prefix="tiling-"))
+    scratch = tempfile.mkdtemp(prefix="tiling-", dir=folder)
+    return engine.StageGrader(src, "sim", cfg, np.random.default_rng(seed), scratch)
 
 
-def test_the_instrumented_shape_is_drawn_from_the_grades_secret(cfg):
+def test_the_instrumented_shape_is_drawn_from_the_grades_secret(cfg, tmp_path):
     """It was (2 TILE)^3 in every grade (stage 4: 32 x 40 x 32): a kernel could tile there alone."""
     for name, tile in (("tiled_general", 16), ("tiled_transposed", 32)):
-        shapes = {grader(cfg, name, seed).instrument_shape() for seed in range(12)}
+        shapes = {grader(cfg, name, seed, tmp_path).instrument_shape() for seed in range(12)}
         assert len(shapes) > 8, shapes
         # K: two tiles, the second partial; M and N: 2 x 2 partial blocks at TILE 16, one at TILE 32
         assert all(tile < K < 2 * tile and 16 < M < 32 and 16 < N < 32 for M, K, N in shapes), shapes
-        g = grader(cfg, name, 3)
+        g = grader(cfg, name, 3, tmp_path)
         assert g.instrument_shape() in map(tuple, g.build_shapes())   # the build records its plan too
-    square = {grader(cfg, "tiled", seed).instrument_shape() for seed in range(12)}
+    square = {grader(cfg, "tiled", seed, tmp_path).instrument_shape() for seed in range(12)}
     assert square == {(32, 32, 32), (48, 48, 48)}
     # one source for the grader and the notebook self-check: the same generator gives the same shape
-    assert grader(cfg, "tiled_general", 5).instrument_shape() == \
+    assert grader(cfg, "tiled_general", 5, tmp_path).instrument_shape() == \
         stages.find("tiled_general").instrument_shape(16, np.random.default_rng(5))
 
 
@@ -57,10 +58,10 @@ TILED_ONLY_AT_32 = ("    acc = float32(0.0)\n    if not (M == 32 and K == 32 and
 
 
 @pytest.mark.slow
-def test_a_kernel_tiled_only_at_the_old_instrument_shape_loses_data_reuse(cfg):
+def test_a_kernel_tiled_only_at_the_old_instrument_shape_loses_data_reuse(cfg, tmp_path):
     """Tiled at 32 x 32 x 32 (the old fixed shape at TILE 16), naive at every other size: 13/13 before."""
     text = mutate("tiled_general", (SOLUTION_LOOP, TILED_ONLY_AT_32))
-    r = grade(cfg, "tiled_general", text, seed=7)
+    r = grade(cfg, "tiled_general", text, seed=7, folder=str(tmp_path))
     assert r.stages == ["tiled_general"]
     passed(r, "correct")
     passed(r, "races")
@@ -78,10 +79,11 @@ WRONG_OFF_THE_CORRECTNESS_SHAPES = (
 
 
 @pytest.mark.slow
-def test_an_instrumented_run_that_computes_a_wrong_product_credits_no_counter(cfg):
+def test_an_instrumented_run_that_computes_a_wrong_product_credits_no_counter(cfg, tmp_path):
     """The counters of a run whose C is wrong describe no correct kernel: each instrument check fails, saying so and
     where C is wrong; the correctness points stay (the correctness shapes are right)."""
-    r = grade(cfg, "tiled_general", mutate("tiled_general", WRONG_OFF_THE_CORRECTNESS_SHAPES), seed=1234)
+    r = grade(cfg, "tiled_general", mutate("tiled_general", WRONG_OFF_THE_CORRECTNESS_SHAPES), seed=1234,
+              folder=str(tmp_path))
     passed(r, "correct")
     M, K, N = stages.find("tiled_general").instrument_shape(16, np.random.default_rng(1234))
     for key in ("races", "data_reuse"):
@@ -92,12 +94,12 @@ def test_an_instrumented_run_that_computes_a_wrong_product_credits_no_counter(cf
 
 
 @pytest.mark.slow
-def test_a_correct_kernel_with_tile_8_keeps_its_correctness_points(cfg):
+def test_a_correct_kernel_with_tile_8_keeps_its_correctness_points(cfg, tmp_path):
     """TILE = 8 zeroed a correct stage 3 (13 points lost for a size). Now only the shared-tile check fails, naming the
     course's sizes; data reuse is judged by TILE = 16 and a kernel tiled by 8 still reaches half of it."""
     with open(os.path.join(ROOT, "tests", "grammar", "legit", "tiled_general_ternary_tile8.py"), encoding="utf-8") as f:
         text = f.read()
-    r = grade(cfg, "tiled_general", text, seed=1234)
+    r = grade(cfg, "tiled_general", text, seed=1234, folder=str(tmp_path))
     for key in ("compiles", "shortcuts", "correct", "races", "data_reuse"):
         passed(r, key)
     out = failed(r, "shared_memory")
