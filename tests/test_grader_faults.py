@@ -65,7 +65,9 @@ def test_a_never_ending_tile_loop_is_the_students_not_the_graders(grade_text):
     """Every check the never-ending loop stopped fails, whichever child reached its limit first; the stage keeps
     its maximum of 13 in the simulator and no re-grade is flagged."""
     text = mutate("tiled", TILE_LOOP_NEVER_ENDS)
-    r = grade_text("tiled", text, check_timeout_s=240)
+    # the derived limit stops it (sim_start_s plus the shapes' work, under check_timeout_s): 10 s of start-up (the
+    # build child needs 2 s idle) and 3 s of grace for the group run again after it keep this test short
+    r = grade_text("tiled", text, check_timeout_s=240, sim_start_s=10, sibling_grace_s=3)
     assert r.max_score == 13 and not r.regrade, [(c.name, c.status, c.output[:120]) for c in r.checks]
     for key in ("correct", "races", "data_reuse"):
         assert "did not finish" in failed(r, key) or "never ends" in failed(r, key)
