@@ -492,8 +492,9 @@ def test_a_class_with_trouble_in_it_gives_everyone_a_row_and_the_right_verdict(t
             text = open(os.path.join(demo, who, ASSIGNMENT, src), encoding="utf-8").read()
             (folder / name).write_text(text.replace("TILE = 16", "TILE = -16"), encoding="utf-8")
     # eve's K = 1 child runs until this limit, in both runs; the honest children here (stages 1 and 2 at small
-    # shapes) take 1-3 s each, so 12 s keeps a margin on a busy machine without waiting out the demo's 25 s twice
-    (course / "autograder.toml").write_text("[limits]\ncheck_timeout_s = 12\n")
+    # shapes) take 1-3 s each, so 12 s keeps a margin on a busy machine without waiting out the demo's 25 s twice.
+    # Her groups run again after it need under a second each: 3 s of grace, not 10
+    (course / "autograder.toml").write_text("[limits]\ncheck_timeout_s = 12\nsibling_grace_s = 3\n")
     for workers, force in ((1, False), (2, True)):
         grader = grade_class.ClassGrader(str(course), device="sim", out=open(os.devnull, "w"), workers=workers,
                                          force=force)
