@@ -35,9 +35,9 @@ def test_the_sampled_shape_is_the_timed_grid_and_drawn(cfg):
     assert max(M for M, _, _ in square) > 256, square
 
 
-def seed_where(cfg, stage_name, text, wanted):
+def seed_where(cfg, stage_name, text, wanted, folder):
     """The first grade seed whose sampled shape `wanted(M, K, N)` accepts."""
-    return next(seed for seed in range(200) if wanted(*grader(cfg, stage_name, seed, text).sampled_shape))
+    return next(seed for seed in range(200) if wanted(*grader(cfg, stage_name, seed, folder, text).sampled_shape))
 
 
 SECOND_BARRIER_UNLESS_WHOLE = ("            acc += sA[ty, k] * sB[k, tx]\n"
@@ -51,37 +51,38 @@ SECOND_BARRIER_SHORT_K = ("            acc += sA[ty, k] * sB[k, tx]\n        if 
 @pytest.mark.parametrize("branch, wanted", [
     (SECOND_BARRIER_UNLESS_WHOLE, lambda M, K, N: M % 16 == N % 16 == K % 16 == 0),
     (SECOND_BARRIER_SHORT_K, lambda M, K, N: K > 64)])
-def test_a_kernel_that_branches_on_the_timed_shapes_properties_loses_races(cfg, branch, wanted):
+def test_a_kernel_that_branches_on_the_timed_shapes_properties_loses_races(cfg, branch, wanted, tmp_path):
     """The second barrier left out where M, N and K are multiples of the tile (as at the timed size), or where K is
     long: the sampled run never had either (13/13 before). A grade whose draw has it fails races."""
     text = mutate("tiled_general", (SECOND_BARRIER, branch))
-    r = grade(cfg, "tiled_general", text, seed=seed_where(cfg, "tiled_general", text, wanted))
+    seed = seed_where(cfg, "tiled_general", text, wanted, tmp_path)
+    r = grade(cfg, "tiled_general", text, seed=seed, folder=tmp_path)
     passed(r, "correct")
     out = failed(r, "races")
     assert "the timed size's grid" in out and "cuda.syncthreads" in out, out
 
 
 @pytest.mark.slow
-def test_a_kernel_tiled_only_at_small_sizes_loses_data_reuse(cfg):
+def test_a_kernel_tiled_only_at_small_sizes_loses_data_reuse(cfg, tmp_path):
     """Tiled while M and N are at most 64, naive past them: 13/13 before (every simulated shape is small)."""
-    r = grade(cfg, "tiled_general", mutate("tiled_general", (SOLUTION_LOOP, NAIVE_PAST_64)), seed=7)
+    r = grade(cfg, "tiled_general", mutate("tiled_general", (SOLUTION_LOOP, NAIVE_PAST_64)), seed=7, folder=tmp_path)
     passed(r, "correct")
     out = failed(r, "data_reuse")
     assert "the timed size's grid" in out and ("in 2 blocks of whole tiles" in out or "in 1 block of whole" in out), out
 
 
 @pytest.mark.slow
-def test_a_kernel_with_its_second_barrier_only_at_small_sizes_loses_races(cfg):
+def test_a_kernel_with_its_second_barrier_only_at_small_sizes_loses_races(cfg, tmp_path):
     """The second barrier only while N is at most 64: 13/13 in the simulator tier before."""
     text = mutate("tiled_general", (SECOND_BARRIER, SECOND_BARRIER_SMALL))
-    r = grade(cfg, "tiled_general", text, seed=7)
+    r = grade(cfg, "tiled_general", text, seed=7, folder=tmp_path)
     out = failed(r, "races")
     assert "the timed size's grid" in out and "cuda.syncthreads" in out, out
 
 
 @pytest.mark.slow
-def test_the_solutions_pass_at_the_graded_size(cfg):
+def test_the_solutions_pass_at_the_graded_size(cfg, tmp_path):
     for name in ("tiled", "tiled_transposed"):
-        r = grade(cfg, name, mutate(name), seed=11)
+        r = grade(cfg, name, mutate(name), seed=11, folder=tmp_path)
         for key in ("races", "data_reuse") + (("bank_conflicts",) if name == "tiled_transposed" else ()):
             assert "At the graded size too" in passed(r, key)

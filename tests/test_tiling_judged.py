@@ -18,9 +18,10 @@ SOLUTION_LOOP = "    acc = float32(0.0)\n    for t in range((K + TILE - 1) // TI
 
 
 def grade(cfg, stage_name, text, seed, folder):
-    """A whole grade in the simulator tier with `seed` as the grade's secret, of the module written into `folder`."""
+    """A whole grade in the simulator tier with `seed` as the grade's secret, in a folder of its own below `folder`
+    (a test's tmp_path)."""
     stage = stages.find(stage_name)
-    path = os.path.join(folder, stage.filename)
+    path = os.path.join(tempfile.mkdtemp(prefix="tiling-", dir=folder), stage.filename)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     c = {**cfg, "limits": {**cfg["limits"], "jobs": 1}}
@@ -61,7 +62,7 @@ TILED_ONLY_AT_32 = ("    acc = float32(0.0)\n    if not (M == 32 and K == 32 and
 def test_a_kernel_tiled_only_at_the_old_instrument_shape_loses_data_reuse(cfg, tmp_path):
     """Tiled at 32 x 32 x 32 (the old fixed shape at TILE 16), naive at every other size: 13/13 before."""
     text = mutate("tiled_general", (SOLUTION_LOOP, TILED_ONLY_AT_32))
-    r = grade(cfg, "tiled_general", text, seed=7, folder=str(tmp_path))
+    r = grade(cfg, "tiled_general", text, seed=7, folder=tmp_path)
     assert r.stages == ["tiled_general"]
     passed(r, "correct")
     passed(r, "races")
@@ -83,7 +84,7 @@ def test_an_instrumented_run_that_computes_a_wrong_product_credits_no_counter(cf
     """The counters of a run whose C is wrong describe no correct kernel: each instrument check fails, saying so and
     where C is wrong; the correctness points stay (the correctness shapes are right)."""
     r = grade(cfg, "tiled_general", mutate("tiled_general", WRONG_OFF_THE_CORRECTNESS_SHAPES), seed=1234,
-              folder=str(tmp_path))
+              folder=tmp_path)
     passed(r, "correct")
     M, K, N = stages.find("tiled_general").instrument_shape(16, np.random.default_rng(1234))
     for key in ("races", "data_reuse"):
@@ -99,7 +100,7 @@ def test_a_correct_kernel_with_tile_8_keeps_its_correctness_points(cfg, tmp_path
     course's sizes; data reuse is judged by TILE = 16 and a kernel tiled by 8 still reaches half of it."""
     with open(os.path.join(ROOT, "tests", "grammar", "legit", "tiled_general_ternary_tile8.py"), encoding="utf-8") as f:
         text = f.read()
-    r = grade(cfg, "tiled_general", text, seed=1234, folder=str(tmp_path))
+    r = grade(cfg, "tiled_general", text, seed=1234, folder=tmp_path)
     for key in ("compiles", "shortcuts", "correct", "races", "data_reuse"):
         passed(r, key)
     out = failed(r, "shared_memory")
