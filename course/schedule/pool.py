@@ -12,7 +12,7 @@ import os
 import threading
 
 from .. import feedback
-from ..lifetime import end_with_the_parent, stacks_on_usr1
+from ..lifetime import end_with_the_parent, stacks_on_usr1, stopping
 
 _WORKER = {}  # a worker process's grader, kept between its students
 
@@ -35,6 +35,8 @@ def _init_worker(env, warm_cfg=None):
 def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force, student, folder):
     """Grade one student in a worker process with a `grader_class` (course.grade_class.ClassGrader) and stage the
     result; returns the staged file."""
+    if stopping():  # SIGTERM came (course/lifetime.py): no grade starts, its checks would be stopped at once
+        raise SystemExit(143)
     key = (course, assignment, device, seed, jobs)
     grader = _WORKER.get(key)
     if grader is None:
