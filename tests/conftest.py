@@ -80,6 +80,7 @@ def group_shared_fixtures(items):
 # collection order.
 LONG_FIRST = (
     "graded_demo_course",   # the demo class graded locally, then through Slurm, formgrader and nbgrader's feedback
+    "tests/test_sampled_run.py::test_split_k_over_128_slices",
     "test_selfcheck",       # every instrumented known-bad kernel through the notebook's self-check
     "tests/test_course.py::test_a_class_with_trouble_in_it",
     "tests/test_ladder.py::test_every_ladder_contender",
