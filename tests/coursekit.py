@@ -52,17 +52,35 @@ def copy_course(src, dest):
     shutil.copytree(os.path.join(src, "submitted"), os.path.join(dest, "submitted"))
 
 
+# eve's stage 1 never ends for K = 1: her child runs to the course's check limit (25 s), then her other groups run
+# again with sibling_grace_s to finish (10 s by default; they need under a second). The class runs of the demo course
+# that the tests compare (graded_demo_course, the Slurm run) give them 3 s.
+DEMO_GRACE_S = 3
+
+
+def copy_demo_course(dest):
+    """copy_course of the demo course, with sibling_grace_s = DEMO_GRACE_S added to its [limits]."""
+    from course import DEMO_COURSE
+    copy_course(DEMO_COURSE, dest)
+    path = os.path.join(dest, "autograder.toml")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert text.count("[limits]\n") == 1, text
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace("[limits]\n", f"[limits]\nsibling_grace_s = {DEMO_GRACE_S}\n"))
+
+
 @pytest.fixture(scope="session")
 def graded_demo_course(tmp_path_factory):
-    """The demo course graded locally by `python -m course.grade_class COURSE --device sim`, once per test
-    session (shared by xdist workers like released_course): (course folder, the run's CompletedProcess, seconds).
+    """The demo course (copy_demo_course) graded locally by `python -m course.grade_class COURSE --device sim`, once
+    per test session (shared by xdist workers like released_course): (course folder, the run's CompletedProcess,
+    seconds).
 
     Tests may read it; a test that changes it must work on a copy."""
     import json
-    from course import DEMO_COURSE
 
     def grade(folder):
-        copy_course(DEMO_COURSE, str(folder / "course"))
+        copy_demo_course(str(folder / "course"))
         started = time.perf_counter()
         run = subprocess.run([sys.executable, "-m", "course.grade_class", str(folder / "course"), "--device", "sim"],
                              cwd=ROOT, capture_output=True, text=True, timeout=900)

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from course import ASSIGNMENT, DEMO_COURSE, demo, grade_class, slurm
-from coursekit import ROOT, copy_course, graded_demo_course  # noqa: F401 (fixture)
+from coursekit import ROOT, copy_course, copy_demo_course, graded_demo_course  # noqa: F401 (fixture)
 
 START = os.path.join(ROOT, "tests", "slurm", "start-cluster.sh")
 pytestmark = pytest.mark.slow
@@ -139,7 +139,7 @@ def test_demo_course_through_slurm_equals_a_local_run_and_survives_a_cancelled_t
     local, local_run, _ = graded_demo_course
     assert local_run.returncode == 0, local_run.stdout + local_run.stderr
     course = str(tmp_path / "course")
-    copy_course(DEMO_COURSE, course)
+    copy_demo_course(course)  # the local run's settings
     for student in os.listdir(os.path.join(course, "submitted")):
         if student not in THROUGH_SLURM:
             shutil.rmtree(os.path.join(course, "submitted", student))
