@@ -35,10 +35,13 @@ BOARD = {"n": COUNT, "tflops": NUM, "timings": ("map", STATS), "cublas_tflops": 
          "cublas_problem": STR}
 TASKS = {
     "build": {**COMPILE, "kernels": ("list", KERNEL), "plans": ("list", {"launches": ("list", LAUNCH), "error": ERROR})},
-    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS, "clock_s": ("map", NUM)},
+    "run": {"shapes": ("list", SHAPE), "cuda_init_s": NUM, "kernel": KERNEL_ATTRS, "stage_kernels": ("list", KERNEL_ATTRS),
+            "clock_s": ("map", NUM)},
     "speed": {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "kernels_loaded": COUNT,
               "kernels_compiled": COUNT, "leaderboard": BOARD, "clock_s": ("map", NUM)},
     "warm": {"kernels_loaded": COUNT, "kernels_compiled": COUNT},
+    "speed_parts": {"parts": ("list", {"n": COUNT, "timings": ("map", STATS), "l2_reset": STR, "leaderboard": BOARD}),
+                    "kernels_loaded": COUNT, "kernels_compiled": COUNT, "clock_s": ("map", NUM)},
 }
 MAX_TEXT = 20_000   # characters of one string: an error message is cut at 1,500 by the child
 MAX_PTX = 4 << 20   # characters of one PTX module (sandbox/plan.py says more)
@@ -112,9 +115,17 @@ def _timed(job):
     return ("student", "reference") if job.get("time_reference", True) else ("student",)
 
 
+def part_job(job, k):
+    """Part k of the grade's one timing child (task speed_parts) as the job of a timing child of its own."""
+    return {**job["parts"][k], "task": "speed", "time_reference": job["time_reference"][k]}
+
+
 def _arrays(job, inputs):
     """The arrays a task may return, name -> shape."""
     task = job["task"]
+    if task == "speed_parts":
+        return {f"P{k}_{name[2:]}": shape for k in range(len(job["parts"]))
+                for name, shape in _arrays(part_job(job, k), inputs).items()}
     if task == "run":
         return {f"C{i}": (inputs[f"A{i}"].shape[0], inputs[f"B{i}"].shape[1]) for i in range(job["count"])}
     if task == "speed":
@@ -128,6 +139,24 @@ def _arrays(job, inputs):
     return {}
 
 
+def _check_speed(job, facts):
+    """A timing child's timings (one part's, in the grade's one timing child) against its job."""
+    runs = len(job["seeds"])
+    timed = _timed(job)
+    for name, stats in facts.get("timings", {}).items():
+        if name not in timed or len(stats["times_ms"]) != runs:
+            raise Malformed(f"timings of {str(name)[:40]!r} are not {runs} runs of " + " or ".join(timed))
+    if set(facts.get("timings", {})) != set(timed):
+        raise Malformed("the timings of " + " and ".join(timed) + " are not all there")
+    if job.get("leaderboard"):
+        board = facts.get("leaderboard")
+        if board is None or "student" not in board.get("timings", {}):
+            raise Malformed("the leaderboard's runs are missing")
+        for name, stats in board["timings"].items():
+            if name not in ("student", "cublas") or len(stats["times_ms"]) != len(job["leaderboard"]["seeds"]):
+                raise Malformed(f"leaderboard timings of {str(name)[:40]!r} are not the runs it was given")
+
+
 def check(job, inputs, facts, arrays, said=0):
     """"" when the report has the shape of `job`'s task, else why not."""
     try:
@@ -137,22 +166,14 @@ def check(job, inputs, facts, arrays, said=0):
         if job["task"] == "run":
             if said > job["count"] or len(facts.get("shapes", [])) > job["count"]:
                 raise Malformed(f"it reported more shapes than the {job['count']} it was given")
+        if job["task"] == "speed_parts" and not failed:
+            if len(facts.get("parts", [])) != len(job["parts"]):
+                raise Malformed(f"it reported {len(facts.get('parts', []))} timed parts, not the {len(job['parts'])} "
+                                "it was given")
+            for k, part in enumerate(facts["parts"]):
+                _check_speed(part_job(job, k), part)
         if job["task"] == "speed" and not failed:
-            runs = len(job["seeds"])
-            timed = _timed(job)
-            for name, stats in facts.get("timings", {}).items():
-                if name not in timed or len(stats["times_ms"]) != runs:
-                    raise Malformed(f"timings of {str(name)[:40]!r} are not {runs} runs of "
-                                    + " or ".join(timed))
-            if set(facts.get("timings", {})) != set(timed):
-                raise Malformed("the timings of " + " and ".join(timed) + " are not all there")
-            if job.get("leaderboard"):
-                board = facts.get("leaderboard")
-                if board is None or "student" not in board.get("timings", {}):
-                    raise Malformed("the leaderboard's runs are missing")
-                for name, stats in board["timings"].items():
-                    if name not in ("student", "cublas") or len(stats["times_ms"]) != len(job["leaderboard"]["seeds"]):
-                        raise Malformed(f"leaderboard timings of {str(name)[:40]!r} are not the runs it was given")
+            _check_speed(job, facts)
         want = _arrays(job, inputs or {})
         for name, array in arrays.items():
             if name not in want:

@@ -63,7 +63,7 @@ def tell(job, word):
 
 def runner(job):
     """A GPU-tier child that measures: it gets kernels as PTX and a launch plan, and never imports student code."""
-    return job["device"] == "gpu" and job["task"] in ("run", "speed")
+    return job["device"] == "gpu" and job["task"] in ("run", "speed", "speed_parts")
 
 
 def main():
@@ -145,6 +145,9 @@ def main():
                     from autograder.sim.plans import speed_launches
                     launches = speed_launches(job, module)
                 facts, arrays = timing.task_speed(job, lambda: wait_for_turn(job), launches)
+            elif job["task"] == "speed_parts":  # the grade's one timing child (engine/timing_together.py)
+                from autograder.runner import timing
+                facts, arrays = timing.task_speed_parts(job, lambda: wait_for_turn(job))
             elif job["task"] == "build":
                 from autograder.builder.task import task_build
                 facts, arrays = task_build(job, module)

@@ -22,6 +22,8 @@ from .judge import Later
 from .kernels import grader_folder
 from .report import Check, Report, time_breakdown
 from .stage import StageGrader
+from .timing_together import TimingTogether
+from .together import CorrectTogether
 from . import tiers  # noqa: F401 (the tiers' graders: StageGrader(src, device) is one of them)
 from . import timing
 
@@ -51,10 +53,13 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
         shared_gpu = timing.SharedGpu()
         ncu = NcuTogether(shared_gpu.lock) if device == "gpu" else None
+        correct = CorrectTogether() if device == "gpu" else None  # one correctness runner for the grade
+        timed = TimingTogether(shared_gpu) if device == "gpu" else None  # and one timing child
         for src in sources:
             os.makedirs(os.path.join(workdir, src.stage.module), exist_ok=True)
             g = StageGrader(src, device, cfg, rng, os.path.join(workdir, src.stage.module), grader_kernels)
             g.shared_gpu = shared_gpu  # a GPU found shared by one speed check is not timed on again (engine/timing.py)
+            g.correct_together, g.timing_together = correct, timed
             graders.append(g)
         # Every build first; then the other children, the longest first (start_rank), so that none starts last.
         ordered = sorted(graders, key=lambda g: g.start_rank())
@@ -69,6 +74,9 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         futures_of = {}
         for g in ordered:
             futures_of[id(g)] = g.start_checks(pool, waiting)
+        if correct is not None:
+            correct.start(waiting)
+            timed.start(waiting)
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
             """Speed is timed while judging, one stage at a time: every other child must have finished (the ncu

@@ -79,7 +79,7 @@ class Children:
     """The children half of a StageGrader (engine/stage.py)."""
 
     def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            shared_with=(), released=None, watch=None):
+            shared_with=(), released=None, watch=None, cut=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments, the GPU tools; speed is gated in gate_reason) is not run, or is stopped at once where it
         runs (its verdict would be "not run" anyway), and every other child still running or yet to start gets
@@ -94,7 +94,7 @@ class Children:
             why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
             return sandbox.ChildResult(problem=time_limit(f"not run: {why}"), cancelled=True)
         dirs = ()
-        if job["device"] == "gpu" and job["task"] == "speed" and self.grader_kernels:
+        if job["device"] == "gpu" and job["task"] in ("speed", "speed_parts") and self.grader_kernels:
             # bound from the start; the child loads from it only after its first go (engine/timing.py waits)
             dirs = ((self.grader_kernels.folder, "grader", False),)
         began = time.monotonic()
@@ -103,7 +103,7 @@ class Children:
         # a stage's own GPU tool run stops once the stage's correctness failed: its verdict would be "not run" (racecheck
         # on a racy kernel reports for half a minute); a run several stages share goes on for the others
         gated = later and bool(wrapper) and not shared_with
-        cut = _AnyCut([_Cut(g, grace, start, gated) for g in (self, *shared_with)])
+        cut = cut if cut is not None else _AnyCut([_Cut(g, grace, start, gated) for g in (self, *shared_with)])
         cut = watch.around(cut) if watch is not None else cut
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
                                    cut, turn, work, dirs, released)
@@ -132,7 +132,9 @@ class Children:
         fast), so a kernel that never ends costs one limit and one round beside each other, not one limit per group
         (on an H100 three groups one after another took 19 s of a hanging submission's GPU time), and a group that
         passes is never cut short for a later group's sake."""
-        results, left = self._correctness_child(groups, drawn, list(groups))
+        first = self.together_round.result() if getattr(self, "together_round", None) is not None else None
+        # the grade's one runner (engine/together.py) brought this stage's first round, or the stage runs its own
+        results, left = first if first is not None else self._correctness_child(groups, drawn, list(groups))
         while left:
             if len(left) == 1:
                 more, left = self._correctness_child(groups, drawn, left)
@@ -220,6 +222,9 @@ class Children:
         # child (one start-up, not one per group; run_correctness).
         groups = self.shape_groups()
         drawn = {group: self.draw(shapes) for group, shapes in groups.items()}
+        correct_together = getattr(self, "correct_together", None)
+        if correct_together is not None and self.runners_start_early:  # the grade's one runner (engine/together.py)
+            self.together_round = correct_together.join(self, groups, drawn)
         together = pool.submit(self.run_correctness, groups, drawn)
         for group in groups:
             futures["correct:" + group] = (_Part(together, group), drawn[group])

@@ -86,6 +86,10 @@ def start(g, executor):
 def judge(g):
     """The speed check of `g`: give its prepared timing child the GPU and judge its numbers (a child `start` did
     not start runs here and now; no other child may use the GPU meanwhile)."""
+    if getattr(g, "timing_round", None) is not None:  # the grade's one timing child (engine/timing_together.py)
+        g.speed_turn.go.set()
+        verdict = g.timing_round.result()
+        return verdict if verdict is not None else _run(g, g.timing_plan, None)  # else timed on its own, now
     if getattr(g, "speed_future", None) is None:
         return _run(g, _plan(g), None)
     g.speed_turn.go.set()

@@ -58,6 +58,8 @@ def task_run(job, source, inputs, tell=lambda word: None, execute=None):
     facts["cuda_init_s"] = time.perf_counter() - began
     if isinstance(source, PlanLaunches):
         facts["kernel"] = source.loaded.attributes(0)  # the stage kernel as the driver loaded it
+        if job.get("stage_kernels"):  # the grade's one runner (engine/together.py): each stage's kernel
+            facts["stage_kernels"] = [source.loaded.attributes(i) for i in job["stage_kernels"]]
     for i in range(job["count"]):
         tell(b"b")
         A_host, B_host = inputs[f"A{i}"], inputs[f"B{i}"]

@@ -210,3 +210,55 @@ class _Board:
         else:
             board["cublas_problem"] = self.cublas_problem
         return board, proj
+
+
+def task_speed_parts(job, turn):
+    """The grade's one timing child (engine/timing_together.py): every stage's speed check in one process, one CUDA
+    context instead of one a stage. The first go gives the parts (the stages whose correctness passed), which are
+    all prepared before the second go (no kernel runs then); after it each part is timed as task_speed times one,
+    one after another, on operands of its own. Returns (facts, arrays): facts["parts"][k] and arrays P{k}_... are
+    what task_speed returns for part k."""
+    import numpy as np
+    from numba import cuda
+    from autograder.runner.plan_launch import Loaded
+    from autograder.runner.references import REFERENCES
+    clock = [("began", time.perf_counter())]
+    turn()
+    clock.append(("waited for correctness", time.perf_counter()))
+    cuda.current_context()
+    clock.append(("context", time.perf_counter()))
+    flush = cuda.device_array(job.get("flush_floats", 64 * 1024 * 1024), np.float32)
+    prepared, kernels = [], []
+    for part in job["parts"]:
+        ops = _Operands(cuda, np, part["n"], part.get("projection_columns", 2))
+        loaded = Loaded(part["kernels"])
+        student = _student(None, loaded, part["plan"], ops)
+        reference = REFERENCES[part["reference"]]
+        kernels += _grader_kernels(ops, flush, [reference])
+        board = (_Board(cuda, np, part, part.get("projection_columns", 2),
+                        lambda ops, loaded=loaded, part=part: _student(None, loaded, part["leaderboard"].get("plan"), ops))
+                 if part.get("leaderboard") else None)
+        prepared.append((part, ops, student, reference, board))
+    loaded_n, compiled = _prepare_kernels(kernels, job.get("kernel_dirs", {}).get("grader"))
+    clock.append(("prepared", time.perf_counter()))
+    turn()
+    clock.append(("waited", time.perf_counter()))
+    with np.load(job["inputs_path"], allow_pickle=False) as data:  # the secret projections, read only now
+        secrets = {k: data[k] for k in data.files}
+    facts, arrays = {"parts": [], "kernels_loaded": loaded_n, "kernels_compiled": compiled}, {}
+    for k, (part, ops, student, reference, board) in enumerate(prepared):
+        contenders = {"student": student}
+        if job["time_reference"][k]:
+            contenders["reference"] = lambda reference=reference, ops=ops: reference(ops.A, ops.B, ops.C)
+        key = part["key"]
+        stats, proj, l2 = _time_contenders(cuda, np, contenders, ops, secrets[f"X{key}"], part["seeds"],
+                                           part["warmup"], flush)
+        mine = {"n": part["n"], "timings": stats, "l2_reset": l2 or "done"}
+        arrays.update({f"P{k}_{name}": p for name, p in proj.items()})
+        if board is not None:
+            mine["leaderboard"], board_proj = board.time(secrets[f"X_board{key}"], flush)
+            arrays.update({f"P{k}_board_{name}": p for name, p in board_proj.items()})
+        facts["parts"].append(mine)
+        clock.append((f"part {k}", time.perf_counter()))
+    facts["clock_s"] = {b: t1 - t0 for (_, t0), (b, t1) in zip(clock, clock[1:])}
+    return facts, arrays
