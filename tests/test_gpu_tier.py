@@ -72,7 +72,7 @@ def test_timing_children_load_every_kernel_compiled(gpu_solutions):
     print(f"  kernels loaded {prof.get('kernels_loaded')}, compiled {prof.get('kernels_compiled')}")
     assert prof.get("kernels_loaded", 0) >= 5 and prof.get("kernels_compiled") == 0, prof
     runners = [c for c in gpu_solutions.children if c["task"] == "run"]
-    assert len(runners) == 1 and "stages naive" in runners[0]["what"], [c["what"] for c in runners]
+    assert len(runners) == 1 and "naive" in runners[0]["what"] and "fast" in runners[0]["what"], [c["what"] for c in runners]
 
 
 def test_challenge_leaderboard(gpu_solutions):
