@@ -66,6 +66,17 @@ def _describe_value(C, r, c):
     return "NaN (never written)" if never_written(C[r:r + 1, c:c + 1])[0, 0] else "NaN (computed by the kernel)"
 
 
+SAMPLE_ROWS = 64
+
+
+def _sample_rows(M, wrong_rows):
+    """Up to SAMPLE_ROWS rows of C, spread over it, the first wrong row among them (every row of a small C)."""
+    if M <= SAMPLE_ROWS:
+        return np.arange(M)
+    spread = np.linspace(0, M - 1, SAMPLE_ROWS - 1).astype(int)
+    return np.unique(np.concatenate([spread, wrong_rows[:1]]))
+
+
 def _likely_cause(C, A, B, ref, wrong, tile, tol):
     M, K = A.shape
     N = B.shape[1]
@@ -78,12 +89,19 @@ def _likely_cause(C, A, B, ref, wrong, tile, tol):
                 "grader surrounds A and B with NaN, so any value read past an edge poisons the sums it enters, even "
                 "when it is multiplied by a zero-masked tile. Guard every load with all the bounds it needs: "
                 "A[row, k] needs row < M and k < K; B[k, col] needs k < K and col < N.")
+    # The candidate products are compared on a few rows of C (every row up to SAMPLE_ROWS): at N = 2048 each full
+    # float64 product takes seconds on one core, and the tile search below tries one per tile along K.
+    rows = _sample_rows(M, np.nonzero(wrong.any(axis=1))[0])
+    A64, Cs = A[rows].astype(np.float64), C[rows]
     if tile:  # whole tiles along K skipped: the product stops short at a multiple of the tile
         full = -(-K // tile)
+        partial = np.zeros((len(rows), N))
         # j tiles done; the partial last tile skipped is the next check, except where it is the only tile (K < TILE)
         for j in range(full - 1 if K % tile and K > tile else full):
             k = j * tile
-            if _close(C, reference(A[:, :k], B[:k]) if k else np.zeros_like(ref), 1e-4):
+            if k:
+                partial += A64[:, k - tile:k] @ B[k - tile:k].astype(np.float64)
+            if _close(Cs, partial, 1e-4):
                 short = full - j
                 what = (f"C is all zeros: no tile along K was summed (K = {K} is smaller than TILE = {tile}, so its "
                         "one tile is a partial one, and range(K // TILE) is empty)" if K < tile else
@@ -91,12 +109,12 @@ def _likely_cause(C, A, B, ref, wrong, tile, tol):
                 return (f"{what}: the loop over tiles stops {short} tile{'s' if short > 1 else ''} short (the last "
                         f"tile along K is missing). Loop over all ceil(K / TILE) = {full} tiles, e.g. for t in "
                         "range((K + TILE - 1) // TILE), and load zeros past the edge.")
-    if tile and K % tile and K > tile and _close(C, reference(A[:, :K - K % tile], B[:K - K % tile]), 1e-4):
+    if tile and K % tile and K > tile and _close(Cs, reference(A[rows, :K - K % tile], B[:K - K % tile]), 1e-4):
         return (f"the last partial tile along K is ignored (K = {K} is not a multiple of TILE = {tile}): "
                 "loop over ceil(K / TILE) tiles and load zeros past the edge.")
-    if K == N and _close(C, reference(A, B.T), 1e-4):
+    if K == N and _close(Cs, reference(A[rows], B.T), 1e-4):
         return "B is indexed transposed (B[col, k] instead of B[k, col])."
-    if M == K and _close(C, reference(A.T, B), 1e-4):
+    if M == K and _close(Cs, reference(A.T[rows], B), 1e-4):
         return "A is indexed transposed (A[k, row] instead of A[row, k])."
     if unwritten.all():
         return "nothing was written to C: check that the kernel stores its result and that the grid is not empty."

@@ -67,3 +67,22 @@ def test_skipped_tiles_along_k_are_named(M, K, N, done, says):
     ok, message = correct.check_output(C, A, B, 1e-5, tile=16)
     assert not ok and "the last tile along K is missing" in message and says in message, message
     assert "check the indexing" not in message
+
+
+def test_a_wrong_product_at_the_timed_size_is_explained_in_seconds():
+    """The explanation of a wrong C compares candidate products (tiles skipped along K, transposed operands) on a
+    sample of rows: at 2048 x 2048 the full products, one per tile along K, took minutes of the grading process
+    (a racy stage 2 kernel held a grade for 24 s, and the race check's stop with it). A skipped tile is still named."""
+    import time
+    rng = np.random.default_rng(0)
+    n = 2048
+    A, B = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    racy = (A.astype(np.float64) @ B).astype(np.float32)
+    racy[rng.random((n, n)) < 0.01] += 1.0
+    started = time.perf_counter()
+    ok, message = correct.check_output(racy, A, B, 1e-5, tile=16)
+    assert not ok and "irregular: a race between threads" in message, message
+    short = (A[:, :n - 16].astype(np.float64) @ B[:n - 16]).astype(np.float32)
+    ok, message = correct.check_output(short, A, B, 1e-5, tile=16)
+    assert not ok and "the loop over tiles stops 1 tile short" in message, message
+    assert time.perf_counter() - started < 15
