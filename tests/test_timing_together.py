@@ -52,8 +52,8 @@ class FakeTimer:
     """The timing children: each part (or a stage's own child) takes `ms[stage]` against a reference of 10 ms and
     returns the right projections, except the stages in `wrong` while they are timed together."""
 
-    def __init__(self, ms, wrong=()):
-        self.ms, self.wrong, self.jobs = ms, set(wrong), []
+    def __init__(self, ms, wrong=(), bad_reference=False):
+        self.ms, self.wrong, self.bad_reference, self.jobs = ms, set(wrong), bad_reference, []
 
     def _timed(self, part, inputs, X, together, kernel):
         stage = next(s for s in STAGES if stages.find(s).kernel == kernel)
@@ -68,6 +68,8 @@ class FakeTimer:
             stats["reference"] = {"median_ms": 10.0, "times_ms": [10.0] * runs, "past_end": [0] * runs, "cv": 0.0}
             proj["reference"] = np.stack([expected_projection(part["n"], a, b, X)
                                           for a, b in part["seeds"]]).astype(np.float32)
+            if together and self.bad_reference:
+                proj["reference"] = proj["reference"] + 1.0
         return {"n": part["n"], "timings": stats, "l2_reset": "done"}, proj
 
     def __call__(self, job, limits, inputs, wrapper, timeout, cancel, turn, *rest):
@@ -176,3 +178,14 @@ def test_a_gpu_found_shared_times_each_stage_on_its_own(small, tmp_path, monkeyp
     graders, verdicts = _grade(small, tmp_path, monkeypatch, timer, shared=True)
     assert timer.jobs[0]["task"] == "speed_parts" and len(timer.jobs) > 1
     assert all(v.status == "skipped" and "shared" in v.output for v in verdicts), [v.output for v in verdicts]
+
+
+def test_a_reference_that_failed_its_check_together_leaves_no_trace(small, tmp_path, monkeypatch):
+    """The reference's own runs failing their product check is the grader's trouble (a re-grade): in the shared child
+    it could be another stage's doing, so those stages are timed again on their own, and a right verdict there
+    carries no re-grade flag from the first judging."""
+    timer = FakeTimer({"naive": 9.0, "tiled": 2.0, "tiled_transposed": 3.0}, bad_reference=True)
+    graders, verdicts = _grade(small, tmp_path, monkeypatch, timer)
+    assert [j["task"] for j in timer.jobs] == ["speed_parts", "speed", "speed", "speed"]
+    assert all(v.status == "passed" and not v.regrade and v.fault is None for v in verdicts), \
+        [(v.status, v.regrade, v.output[:80]) for v in verdicts]

@@ -150,10 +150,11 @@ class TimingTogether:
         verdict = speed.judge_facts(g, check, rule, result, expected, board, reused)
         right = (getattr(g, "speed", None) or {}).get("worst_projection_error", 1.0) <= g.cfg["speed"]["projection_error"]
         slow = right and (g.speed or {}).get("speedup", 0.0) < rule["min_speedup"]
-        if verdict.status != "passed" and not slow:
+        if verdict.status != "passed" and not slow:  # timed again on its own: nothing of this judging stays
             g.speed = g.gpu = None
             if hasattr(g, "leaderboard"):
                 g.leaderboard = None
+            check.status, check.score, check.output, check.regrade, check.fault = "failed", 0.0, "", False, None
             return None
         if g.speed and g.speed.get("reference_checked"):
             self.seen.references.setdefault(key, {"median_ms": g.speed["reference_ms"], "cv": g.speed["cv_reference"],
