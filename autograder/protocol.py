@@ -115,6 +115,14 @@ def _timed(job):
     return ("student", "reference") if job.get("time_reference", True) else ("student",)
 
 
+def renumbered(plan, offset):
+    """A plan whose launches name kernels `offset` places later: one runner that loads several stages' kernels in one
+    list (the grade's one correctness runner, its one ncu run)."""
+    if "launches" not in plan:
+        return plan
+    return {**plan, "launches": [{**item, "kernel": item["kernel"] + offset} for item in plan["launches"]]}
+
+
 def part_job(job, k):
     """Part k of the grade's one timing child (task speed_parts) as the job of a timing child of its own."""
     return {**job["parts"][k], "task": "speed", "time_reference": job["time_reference"][k]}

@@ -9,7 +9,6 @@ from secret seeds only as that stage is timed). Anything else (a wrong product, 
 a GPU found shared, a child that failed or was refused) is timed again in a timing child of the stage's own, as
 without this one (engine/timing.py): one stage's kernel, which could write over another's operands here, never
 costs another stage its points."""
-import threading
 from concurrent.futures import Future
 
 from ..checks import child_problem, speed
@@ -17,14 +16,16 @@ from ..outcome import grader
 from ..sandbox import ChildResult
 from . import timing
 from .children import _AnyCut, _Cut
+from .together import OneChild
 
 
-class TimingTogether:
-    """One timing child for the speed checks of every stage of a grade that joined (engine.grade)."""
+class TimingTogether(OneChild):
+    """One timing child for the speed checks of every stage of a grade that joined (engine.grade). Members:
+    (grader, plan (timing._plan), future of its verdict, or None: timed on its own)."""
 
     def __init__(self, shared_gpu):
+        super().__init__()
         self.seen = shared_gpu
-        self.members = []  # (grader, plan (timing._plan), future of its verdict, or None: timed on its own)
         self.turn = timing.Turn()  # every member's speed_turn: prepared once the child is; go at the first judge
 
     def join(self, g):
@@ -33,23 +34,9 @@ class TimingTogether:
         self.members.append((g, timing._plan(g), future))
         g.speed_turn, g.timing_round, g.timing_plan = self.turn, future, self.members[-1][1]
 
-    def start(self, pool):
-        if len(self.members) < 2:
-            self._release()
-            return
-        pool.submit(self._run)
-
     def _release(self):
-        for g, plan, future in self.members:
-            if not future.done():
-                future.set_result(None)
+        super()._release()
         self.turn.prepared.set()
-
-    def _run(self):
-        try:
-            self._together()
-        finally:
-            self._release()
 
     def _together(self):
         from ..gpu import exclusive

@@ -9,31 +9,25 @@ import time
 from concurrent.futures import Future
 
 from ..outcome import Fault, fault_of, grader
+from ..protocol import renumbered
 from .children import _AnyCut, _Cut, _slice
 
 
-class CorrectTogether:
-    """One GPU runner for the correctness check of every stage of a grade that joined (engine.grade)."""
+class OneChild:
+    """What the grade's shared children have in common: stages join while the grade plans, each with a future; the
+    child runs once every stage joined and there are two or more; every future it does not answer is answered with
+    None, and that stage runs its own child."""
 
     def __init__(self):
-        self.members = []  # (grader, {group: shapes}, {group: drawn inputs}, future of (results, left) or None)
-
-    def join(self, g, groups, drawn):
-        """A future of stage `g`'s first correctness round: ({group: ChildResult}, [groups to run again]), or None
-        where the stage runs its own runner (Children.run_correctness)."""
-        future = Future()
-        self.members.append((g, groups, drawn, future))
-        return future
+        self.members = []  # (grader, ..., future): the last item is the stage's future
 
     def start(self, pool):
-        """Run once every stage joined; with fewer than two stages each runs its own runner."""
         if len(self.members) < 2:
             self._release()
             return
         pool.submit(self._run)
 
     def _release(self):
-        """Every stage not answered yet runs its own runner."""
         for *_, future in self.members:
             if not future.done():
                 future.set_result(None)
@@ -43,6 +37,18 @@ class CorrectTogether:
             self._together()
         finally:
             self._release()
+
+
+class CorrectTogether(OneChild):
+    """One GPU runner for the correctness check of every stage of a grade that joined (engine.grade). Members:
+    (grader, {group: shapes}, {group: drawn inputs}, future of (results, left) or None)."""
+
+    def join(self, g, groups, drawn):
+        """A future of stage `g`'s first correctness round: ({group: ChildResult}, [groups to run again]), or None
+        where the stage runs its own runner (Children.run_correctness)."""
+        future = Future()
+        self.members.append((g, groups, drawn, future))
+        return future
 
     def _together(self):
         first, others = self.members[0][0], [m[0] for m in self.members[1:]]
@@ -63,9 +69,7 @@ class CorrectTogether:
                 offset = len(kernels)
                 kernels += ran["kernels"]
                 firsts.append(offset)
-                for plan in ran["plans"]:
-                    plans.append({**plan, "launches": [{**item, "kernel": item["kernel"] + offset}
-                                                       for item in plan["launches"]]} if "launches" in plan else plan)
+                plans += [renumbered(plan, offset) for plan in ran["plans"]]
                 for group, shapes in groups.items():
                     for j in range(len(shapes)):
                         i = len(arrays) // 2

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checks import child_problem
 from ..outcome import grader
+from ..protocol import renumbered
 from . import tools
 from .tools import NCU_KEYS, RUN_METRICS, ncu_shape
 
@@ -114,12 +115,9 @@ class NcuTogether:
                     taking_part.append(False)
                     plans.append({"launches": []})
                     continue
-                offset, plan = len(kernels), job["plans"][0]
+                # the stage's kernels, numbered after the earlier stages' in one list
+                plans.append(renumbered(job["plans"][0], len(kernels)))
                 kernels += job["kernels"]
-                if "launches" in plan:  # the stage's kernels, numbered after the earlier stages' in one list
-                    plan = {**plan, "launches": [{**item, "kernel": item["kernel"] + offset}
-                                                 for item in plan["launches"]]}
-                plans.append(plan)
                 taking_part.append(True)
             if not kernels:
                 return "not run: no stage was built"
