@@ -44,7 +44,12 @@ def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force
         grader.set_jobs(jobs)
         _WORKER.clear()
         _WORKER[key] = grader
-    return grader.grade_and_stage(student, folder, force=force)[1]
+    try:
+        return grader.grade_and_stage(student, folder, force=force)[1]
+    finally:
+        if stopping():  # SIGTERM came during the grade, which has unwound (its folders removed, its children
+            os._exit(143)  # stopped): the pool's loop would take the SystemExit as the task's result and wait on
+            # for a next student, for ever where the run was killed (kill -9: nobody sends one, nobody reaps it)
 
 
 def start_workers(slots, warm_cfg=None):
