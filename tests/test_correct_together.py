@@ -13,6 +13,7 @@ from autograder.engine.stage import StageGrader
 from autograder.engine.together import CorrectTogether
 from autograder.outcome import time_limit
 from conftest import solution_text
+from turnkit import take_turns
 
 STAGES = ("naive", "tiled", "tiled_general")
 
@@ -45,18 +46,9 @@ class FakeRunner:
         self.stop_at, self.nothing, self.jobs = stop_at, nothing, []
 
     def __call__(self, job, limits, inputs, wrapper, timeout, cancel, turn, work, *rest):
-        box = {"inputs": inputs}
-
-        class Ready:
-            def __call__(self, seconds):
-                return True
-
-            def give_inputs(self, arrays):
-                box["inputs"] = arrays
-        given = turn(Ready()) if turn is not None else {}
-        if isinstance(given, str) and given:  # refused ("" lets it go on)
-            return sandbox.ChildResult(problem=given, cancelled=True)
-        job, inputs = {**job, **(given or {})}, box["inputs"]
+        job, inputs, refused = take_turns(job, inputs, turn)
+        if refused:
+            return sandbox.ChildResult(problem=refused, cancelled=True)
         self.jobs.append(job)
         one = "stage_kernels" in job  # the grade's one runner
         if one and self.nothing:

@@ -15,6 +15,7 @@ from autograder.engine.stage import StageGrader
 from autograder.engine.timing_together import TimingTogether
 from autograder.gpu import exclusive
 from conftest import solution_text
+from turnkit import take_turns
 
 STAGES = ("naive", "tiled", "tiled_transposed")
 N = 32
@@ -73,31 +74,21 @@ class FakeTimer:
         return {"n": part["n"], "timings": stats, "l2_reset": "done"}, proj
 
     def __call__(self, job, limits, inputs, wrapper, timeout, cancel, turn, *rest):
-        box = {"inputs": inputs}
-
-        class Ready:
-            def __call__(self, seconds):
-                return True
-
-            def give_inputs(self, arrays):
-                box["inputs"] = arrays
-        for step in (turn if isinstance(turn, list) else [turn]):
-            given = step(Ready())
-            if isinstance(given, str) and given:  # refused ("" lets it go on)
-                self.jobs.append({**job, "refused": given})
-                return sandbox.ChildResult(problem=given, cancelled=True)
-            job = {**job, **(given or {})}
+        job, inputs, refused = take_turns(job, inputs, turn)
+        if refused:
+            self.jobs.append({**job, "refused": refused})
+            return sandbox.ChildResult(problem=refused, cancelled=True)
         self.jobs.append(job)
         if job["task"] == "speed_parts":
             facts, arrays = {"parts": [], "kernels_loaded": 4, "kernels_compiled": 0}, {}
             for k, part in enumerate(job["parts"]):
-                mine, proj = self._timed({**part, "time_reference": job["time_reference"][k]}, box["inputs"],
-                                         box["inputs"][f"X{k}"], True, part["kernel"])
+                mine, proj = self._timed({**part, "time_reference": job["time_reference"][k]}, inputs,
+                                         inputs[f"X{k}"], True, part["kernel"])
                 facts["parts"].append(mine)
                 arrays.update({f"P{k}_{name}": p for name, p in proj.items()})
             return sandbox.ChildResult(facts=facts, arrays=arrays)
-        mine, proj = self._timed({**job, "time_reference": job.get("time_reference", True)}, box["inputs"],
-                                 box["inputs"]["X"], False, job["kernel"])
+        mine, proj = self._timed({**job, "time_reference": job.get("time_reference", True)}, inputs,
+                                 inputs["X"], False, job["kernel"])
         return sandbox.ChildResult(facts={**mine, "kernels_loaded": 4, "kernels_compiled": 0},
                                    arrays={f"P_{name}": p for name, p in proj.items()})
 

@@ -9,6 +9,7 @@ from secret seeds only as that stage is timed). Anything else (a wrong product, 
 a GPU found shared, a child that failed or was refused) is timed again in a timing child of the stage's own, as
 without this one (engine/timing.py): one stage's kernel, which could write over another's operands here, never
 costs another stage its points."""
+import dataclasses
 from concurrent.futures import Future
 
 from ..checks import child_problem, speed
@@ -134,14 +135,15 @@ class TimingTogether(OneChild):
         if not timed_reference and reused is None:  # the reference it was to reuse failed its own check
             return None
         g.gpu = gpu
-        verdict = speed.judge_facts(g, check, rule, result, expected, board, reused)
-        right = (getattr(g, "speed", None) or {}).get("worst_projection_error", 1.0) <= g.cfg["speed"]["projection_error"]
-        slow = right and (g.speed or {}).get("speedup", 0.0) < rule["min_speedup"]
+        # judged on a copy: a stage timed again on its own gets its verdict on the plan's untouched check
+        verdict = speed.judge_facts(g, dataclasses.replace(check), rule, result, expected, board, reused)
+        measured = getattr(g, "speed", None) or {}
+        right = measured.get("worst_projection_error", 1.0) <= g.cfg["speed"]["projection_error"]
+        slow = right and measured.get("speedup", 0.0) < rule["min_speedup"]
         if verdict.status != "passed" and not slow:  # timed again on its own: nothing of this judging stays
             g.speed = g.gpu = None
             if hasattr(g, "leaderboard"):
                 g.leaderboard = None
-            check.status, check.score, check.output, check.regrade, check.fault = "failed", 0.0, "", False, None
             return None
         if g.speed and g.speed.get("reference_checked"):
             self.seen.references.setdefault(key, {"median_ms": g.speed["reference_ms"], "cv": g.speed["cv_reference"],
