@@ -109,12 +109,12 @@ class FakeWatch:
                 "unresolved": [], "problem": ""}
 
 
-def _grade(cfg, tmp_path, monkeypatch, timer, incorrect=(), shared=False):
+def _joined(cfg, tmp_path, monkeypatch, timer, incorrect=(), shared=False, seen=None):
     monkeypatch.setattr(children.sandbox, "run_child", timer)
     monkeypatch.setattr(exclusive, "Watch", FakeWatch)
     FakeWatch.shared = shared
     rng = np.random.default_rng(5)
-    seen = timing.SharedGpu()
+    seen = seen or timing.SharedGpu()
     together = TimingTogether(seen)
     graders = []
     for name in STAGES:
@@ -123,6 +123,11 @@ def _grade(cfg, tmp_path, monkeypatch, timer, incorrect=(), shared=False):
         g.grader_kernels = None
         together.join(g)
         graders.append(g)
+    return together, graders
+
+
+def _grade(cfg, tmp_path, monkeypatch, timer, incorrect=(), shared=False):
+    together, graders = _joined(cfg, tmp_path, monkeypatch, timer, incorrect, shared)
     with ThreadPoolExecutor(4) as pool:
         together.start(pool)
         verdicts = [timing.judge(g) for g in graders]  # in report order, as engine._judge_all
@@ -180,3 +185,30 @@ def test_a_reference_that_failed_its_check_together_leaves_no_trace(small, tmp_p
     assert [j["task"] for j in timer.jobs] == ["speed_parts", "speed", "speed", "speed"]
     assert all(v.status == "passed" and not v.regrade and v.fault is None for v in verdicts), \
         [(v.status, v.regrade, v.output[:80]) for v in verdicts]
+
+
+def test_the_timing_child_makes_its_context_only_once_the_grade_holds_the_gpu_alone(small, tmp_path, monkeypatch):
+    """A context alive while another grade on the GPU times would be that grade's "other process" (gpu/slot.py):
+    the child gets its first go (and makes its context) only once engine.grade set `alone`; a grade that stops
+    before then refuses it."""
+    import time
+    timer = FakeTimer({"naive": 9.0, "tiled": 2.0, "tiled_transposed": 8.0})
+    seen = timing.SharedGpu(alone=False)
+    together, graders = _joined(small, tmp_path, monkeypatch, timer, seen=seen)
+    with ThreadPoolExecutor(4) as pool:
+        together.start(pool)
+        time.sleep(0.5)
+        assert timer.jobs == [] and not together.turn.prepared.is_set()  # no go yet: the GPU is shared
+        seen.alone.set()
+        verdicts = [timing.judge(g) for g in graders]
+    assert [j["task"] for j in timer.jobs] == ["speed_parts"]
+    assert verdicts[0].status == "passed" and "1.11x" in verdicts[0].output
+
+    timer = FakeTimer({"naive": 9.0, "tiled": 2.0, "tiled_transposed": 8.0})
+    seen = timing.SharedGpu(alone=False)
+    together, graders = _joined(small, tmp_path, monkeypatch, timer, seen=seen)
+    with ThreadPoolExecutor(4) as pool:
+        together.start(pool)
+        together.turn.refuse("not run: the grade stopped before this stage's speed check")
+        seen.alone.set()  # as engine.grade's finally does
+    assert timer.jobs and timer.jobs[0]["refused"].startswith("not run: the grade stopped")

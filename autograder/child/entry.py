@@ -50,9 +50,8 @@ def wait_for_turn(job):
 
 def tell(job, word):
     """Tell the parent where the work is: b"b" as a shape begins, b"s" once its kernels are compiled and about to
-    run, b"d" once a GPU runner's kernels all ended. From each b"s" the child has only the seconds its work needs
-    (sandbox.run_child's `work`: start-up is over); the parent counts the b's to know which shape a killed child
-    was on, and may give the GPU to the next check from the b"d" (a profiler's own end takes a while)."""
+    run. From each b"s" the child has only the seconds its work needs (sandbox.run_child's `work`: start-up is
+    over); the parent counts the b's to know which shape a killed child was on."""
     fd = job.get("started_fd")
     if fd is not None:
         try:
@@ -135,7 +134,6 @@ def main():
                 inputs = np.load(job["inputs_path"], allow_pickle=False)
                 facts, arrays = task_run(job, source, inputs, lambda word: tell(job, word), execute)
                 if module is None:  # where a GPU runner's seconds went (the parent's profile)
-                    tell(job, b"d")  # done with the GPU: every kernel ended (C is on the host); the rest is its own
                     facts["clock_s"] = {**late, **{f"shape {i}": s.get("replay_s", 0.0)
                                                    for i, s in enumerate(facts["shapes"])}}
             elif job["task"] == "speed":

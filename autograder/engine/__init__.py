@@ -15,7 +15,7 @@ import numpy as np
 from .. import config as config_mod
 from .. import sandbox
 from ..gpu.ncu_together import NcuTogether, join_ncu
-from ..gpu.slot import hold_gpu
+from ..gpu.slot import hold_alone, hold_gpu
 from ..gpu.tools import gpu_available
 from ..submission import collect
 from .judge import Later
@@ -45,14 +45,15 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
     rng = np.random.default_rng(seed)
     jobs = cfg["limits"]["jobs"] or os.cpu_count() or 1
     waited = []  # seconds this grade waited for its GPU (another grading process held it)
-    # the GPU phase, from the first CUDA child to the last timing, holds the GPU (gpu/slot.py); it ends once every
-    # child has ended (the pools below shut down first)
+    # the GPU phase, from the first CUDA child to the last timing, holds the GPU (gpu/slot.py): shared with other
+    # grades' runners and tools, alone for the timing; it ends once every child has ended (the pools below shut
+    # down first)
     with contextlib.ExitStack() as gpu_phase, tempfile.TemporaryDirectory(prefix="submission-") as workdir, \
             ThreadPoolExecutor(jobs) as pool, ThreadPoolExecutor(4 * len(sources) + 1) as waiting:
         graders = []
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
-        shared_gpu = timing.SharedGpu()
-        ncu = NcuTogether(shared_gpu.lock) if device == "gpu" else None
+        shared_gpu = timing.SharedGpu(alone=device != "gpu")
+        ncu = NcuTogether() if device == "gpu" else None
         correct = CorrectTogether() if device == "gpu" else None  # one correctness runner for the grade
         timed = TimingTogether(shared_gpu) if device == "gpu" else None  # and one timing child
         for src in sources:
@@ -79,18 +80,20 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             timed.start(waiting)
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
-            """Speed is timed while judging, one stage at a time: every other child must have finished (the ncu
-            run: its kernels must have ended; ncu's own end takes a while after them, and a stage it profiles
-            again on its own waits for the timing that holds the GPU), and every timing child prepared (none may
-            compile or load while another times)."""
-            profiled = {id(f) for *_, f in ncu.members} if ncu is not None else set()
+            """Speed is timed while judging, one stage at a time, on the GPU this grade then holds alone: every other
+            child of the grade must have ended first (the ncu run and any stage it profiles again on its own too:
+            a context still alive would be another grade's "other process"), and the grader's kernels be
+            compiled. Only then does the timing child make its context; the first judge waits until it is
+            prepared (none may compile or load while another times)."""
             for _, futures in planned:
                 for f in futures.values():
-                    f = f[0] if isinstance(f, tuple) else f
-                    if id(f) not in profiled:
-                        f.exception()
+                    (f[0] if isinstance(f, tuple) else f).exception()
             if ncu is not None:
-                ncu.released.wait()
+                ncu.ended.wait()
+            if grader_kernels is not None:
+                grader_kernels.wait()
+            hold_alone(waited=waited)
+            shared_gpu.alone.set()
             for g in graders:
                 if getattr(g, "speed_turn", None):
                     g.speed_turn.prepared.wait()
@@ -100,11 +103,12 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             for g in graders:
                 if getattr(g, "speed_turn", None):
                     g.speed_turn.refuse("not run: the grade stopped before this stage's speed check")
+            shared_gpu.alone.set()  # a timing child still waiting for it hears of the refusal
     report.seconds = time.perf_counter() - started
     report.children = [c for g in graders for c in g.children]
     report.timing = time_breakdown(report.children, report.seconds)
-    if waited:
-        report.timing["gpu_wait_s"] = round(waited[0], 3)
+    if waited:  # for the GPU phase, shared, then for the GPU alone
+        report.timing["gpu_wait_s"] = round(sum(waited), 3)
     return report
 
 

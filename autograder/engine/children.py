@@ -79,7 +79,7 @@ class Children:
     """The children half of a StageGrader (engine/stage.py)."""
 
     def run(self, job, inputs=None, wrapper=(), timeout=None, what="a check", later=False, turn=None, work=None,
-            shared_with=(), released=None, watch=None, cut=None):
+            shared_with=(), watch=None, cut=None):
         """Run one child of this stage. After a child of the stage ran out of time, a `later` check (the
         instruments, the GPU tools; speed is gated in gate_reason) is not run, or is stopped at once where it
         runs (its verdict would be "not run" anyway), and every other child still running or yet to start gets
@@ -87,8 +87,7 @@ class Children:
         one derived limit per stage, not one per child. `work`: seconds the child has left once it says its
         kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
         child also does (gpu/ncu_together.py: one ncu run for a grade); any of their time-outs stops it, and its own
-        time-out is none of theirs: the caller runs their parts again, each on its own. `released`: see
-        sandbox.run_child. `watch`: a LogWatch that stops a tool's child once its log decides (its `fired`)."""
+        time-out is none of theirs: the caller runs their parts again, each on its own. `watch`: a LogWatch that stops a tool's child once its log decides (its `fired`)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if later and any(g.timed_out for g in (self, *shared_with)):
             why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
@@ -106,7 +105,7 @@ class Children:
         cut = cut if cut is not None else _AnyCut([_Cut(g, grace, start, gated) for g in (self, *shared_with)])
         cut = watch.around(cut) if watch is not None else cut
         result = sandbox.run_child(job, limits, inputs, wrapper, min(timeout or math.inf, limits["check_timeout_s"]),
-                                   cut, turn, work, dirs, released)
+                                   cut, turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,

@@ -48,16 +48,18 @@ class SharedGpu:
     every one of them counts neither way and the grade is flagged for a re-grade, so a shared GPU's verdict comes
     in one retry, not one per stage."""
 
-    def __init__(self):
+    def __init__(self, alone=True):
         self.why = ""
         self.last_watch = None  # the watch of the last timing: the next one starts from its after edge
         # (reference, N) -> the reference kernel's timed runs in an earlier speed check of this grade, on the GPU
         # alone, every run's product checked: a later check at that size times its student kernel alone against
         # them (12.6 ms x 18 runs of the naive reference at N = 2048 each time otherwise)
         self.references = {}
-        # held from a timing's watch start until its child ended: the grade's other GPU work that may still come
-        # then (a stage ncu profiles again on its own, gpu/ncu_together.py) waits for it
-        self.lock = threading.Lock()
+        # set once the grade holds its GPU alone (gpu/slot.hold_alone, engine.grade): no timing child makes its
+        # CUDA context before, so none is alive while another grade on this GPU times
+        self.alone = threading.Event()
+        if alone:
+            self.alone.set()
 
 
 class Turn:
@@ -143,6 +145,10 @@ def _run(g, plan, turn):
             return gate
         if getattr(g, "grader_kernels", None):
             g.grader_kernels.wait()  # the grader's kernels are compiled into the folder the child loads them from
+        if seen is not None:
+            seen.alone.wait()
+        if turn is not None and turn.refused:  # the grade stopped before its timing
+            return turn.refused
         if not ready(prepare_s):
             return grader(f"not gradable: the timing child did not start within {prepare_s:.0f} s (it had "
                           "imported only the grader's own modules)")
@@ -165,9 +171,6 @@ def _run(g, plan, turn):
                 return (f"the timing child did not get ready within {prepare_s:.0f} s: the launcher, or compiling "
                         "the kernel for the speed size, does not finish")
             expected.wait()  # the parent's own work is done before the child times: it would steal the child's CPU
-            if seen is not None:
-                seen.lock.acquire()
-                held.append(attempt)
             reused[attempt] = seen.references.get(key) if seen is not None else None
             watch[attempt] = exclusive.Watch(interval=cfg["exclusive_poll_s"], settle_s=cfg["exclusive_settle_s"]).start(
                 after=seen.last_watch if seen is not None else None)
@@ -175,16 +178,10 @@ def _run(g, plan, turn):
         return wait
 
     expected = _Expected(expected_jobs)  # computed while the child prepares and waits
-    held = []  # the attempt that holds the grade's GPU lock
     try:
         for attempt in (1, 2):
-            try:
-                result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
-                               what="the speed check", turn=[gated, on_turn(attempt)])
-            finally:
-                if held:
-                    seen.lock.release()
-                    held.clear()
+            result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
+                           what="the speed check", turn=[gated, on_turn(attempt)])
             if attempt not in watch:  # refused its turn: not run, or not prepared in time, or the GPU is shared
                 gate = g.gate_reason("speed")
                 if gate:  # a wrong kernel fails speed, also on a GPU found shared

@@ -45,7 +45,7 @@ class TimingTogether(OneChild):
         cfg = first.cfg["speed"]
         prepare_s = first.cfg["limits"]["gpu_start_s"]
         taking, cut = [], _AnyCut([])  # the members timed here, in order; stopped only for their own stages' sake
-        refused, watch, held = {}, {}, []
+        refused, watch = {}, {}
 
         def gated(ready):
             """The first go: the parts of every stage whose correctness passed (each waits for its stage's)."""
@@ -71,6 +71,10 @@ class TimingTogether(OneChild):
                 return refused["why"]
             if getattr(first, "grader_kernels", None):
                 first.grader_kernels.wait()
+            seen.alone.wait()  # the child makes its CUDA context once the grade holds its GPU alone
+            if self.turn.refused:  # the grade stopped before its timing
+                refused["why"] = self.turn.refused
+                return refused["why"]
             if not ready(prepare_s):
                 refused["why"] = grader(f"not gradable: the timing child did not start within {prepare_s:.0f} s")
                 return refused["why"]
@@ -92,8 +96,6 @@ class TimingTogether(OneChild):
                 return refused["why"]
             for *_, expected in taking:
                 expected.wait()  # the parent's own work is done before the child times
-            seen.lock.acquire()
-            held.append(True)
             timed_here, own = set(), []
             for g, plan, *_ in taking:  # each reference once per size: in this child, or by an earlier check
                 key = (plan[1]["reference"], plan[1]["n"])
@@ -112,8 +114,6 @@ class TimingTogether(OneChild):
             result = first.run(job, None, timeout=timeout, what=f"the timing child of stages {names}",
                                turn=[gated, timed], shared_with=[g for g, *_ in self.members[1:]], cut=cut)
         finally:
-            if held:
-                seen.lock.release()
             for *_, expected in taking:
                 expected.close()
         if "w" not in watch:

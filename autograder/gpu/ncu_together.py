@@ -35,13 +35,11 @@ class NcuTogether:
     counts disagree), each stage not accounted for is profiled again on its own, as before: a stage never loses
     its verdict for another's sake."""
 
-    def __init__(self, gpu_lock=None):
+    def __init__(self):
         self.members = []  # (grader, generator of its inputs, future)
-        # set once the run's kernels all ended (its runner says so) or it ended: ncu's own end takes a while after
-        # its last kernel, and the grade's speed checks may time from here (engine.grade's quiet)
-        self.released = threading.Event()
-        # held while a speed check times (engine/timing.py): a stage profiled again on its own waits for it
-        self.gpu_lock = gpu_lock if gpu_lock is not None else threading.Lock()
+        # set once the run and every stage profiled again on its own ended: no ncu process of the grade is alive,
+        # and the grade may hold its GPU alone to time (engine.grade's quiet)
+        self.ended = threading.Event()
 
     def join(self, g, rng):
         """A future of StageGrader `g`'s ncu result, (child result, log text, why ncu is missing or "")."""
@@ -55,7 +53,7 @@ class NcuTogether:
         if self.members:
             pool.submit(self._run)
         else:
-            self.released.set()
+            self.ended.set()
 
     def _run(self):
         try:
@@ -66,13 +64,12 @@ class NcuTogether:
                     future.set_exception(exc)
             raise
         finally:
-            self.released.set()
+            self.ended.set()
 
     def _alone(self, g, inputs, future):
-        """Profile stage `g` on its own, never while a speed check times (the grade may time from `released`)."""
+        """Profile stage `g` on its own (before the grade times: it waits for `ended`)."""
         try:
-            with self.gpu_lock:
-                future.set_result(tools._tool_run(g, "ncu", "ncu", tools._ncu_args, inputs))
+            future.set_result(tools._tool_run(g, "ncu", "ncu", tools._ncu_args, inputs))
         except BaseException as exc:
             future.set_exception(exc)
 
@@ -134,10 +131,8 @@ class NcuTogether:
         with tempfile.TemporaryDirectory(prefix="tool-") as d, tools._one_at_a_time("ncu"):
             log = os.path.join(d, "tool.log")
             result = first.run(job, None, wrapper=(path, *tools._ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
-                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others,
-                               released=self.released)
+                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others)
             text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
-        self.released.set()  # the run ended (where its runner did not say so before): the stages run alone now
         parts = split_ncu(result, text, taking_part, skip=1) if taking_part else [None] * len(self.members)
         for i, ((g, rng, future), part) in enumerate(zip(self.members, parts)):
             if future.done():

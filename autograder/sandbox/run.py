@@ -43,8 +43,7 @@ def _limit(limits, key):
 
 
 
-def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=(),
-              released=None):
+def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
     `timeout` (seconds, default the config's check_timeout_s) stops it; so does `cancel` (anything with an
@@ -63,10 +62,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
     started without inputs its inputs, read after its next "go"); turn returns "" to let the child go on (it then
     gets `timeout` from the last "go") or why it must not, and the child is stopped with that as its problem. It
     may also return a dict: the child goes on, and gets those fields of its job only now, with its "go"
-    (gpu/tools.py); the report is checked against the whole job.
-
-    `released` (a threading.Event) is set once a GPU runner says all its kernels ended (child/entry.tell b"d"),
-    or once the child ended, whichever comes first: a profiler's own end takes a while after its last kernel."""
+    (gpu/tools.py); the report is checked against the whole job."""
     started = time.perf_counter()
     name, why = backend(_limit(limits, "sandbox"))
     if name == "unavailable":
@@ -142,7 +138,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             said = [0, False]  # shapes it said it began; whether it said hello (the sandbox started it)
             try:
                 timed_out, cancelled = (("", False) if refused else
-                                        _wait(proc, timeout, cancel, started_r, work, said, released))
+                                        _wait(proc, timeout, cancel, started_r, work, said))
             finally:
                 os.close(started_r)
             stuck = not _kill_group(proc)
@@ -196,8 +192,6 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
                            seconds=time.perf_counter() - started)
     finally:
         box.__exit__(None, None, None)
-        if released is not None:
-            released.set()
 
 
 class _Started:
@@ -231,11 +225,10 @@ def _ready(pipe, proc, seconds):
             return True
 
 
-def _wait(proc, timeout, cancel, started=None, work=None, said=None, released=None):
+def _wait(proc, timeout, cancel, started=None, work=None, said=None):
     """(timed_out, cancelled) once the process ended, ran past its limit or `cancel` was set. timed_out is ""
     (it did not), "start" (past `timeout`) or "work" (past `work` seconds after it last said it started work on
-    the `started` pipe; without `work` the words are only counted, in said[0]). `released` is set when it says
-    its kernels all ended."""
+    the `started` pipe; without `work` the words are only counted, in said[0])."""
     said = said if said is not None else [0, False]
     limit = time.monotonic() + timeout
     deadline, why = limit, "start"
@@ -248,7 +241,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None, released=No
         if started is not None:
             if select.select([started], [], [], step)[0]:
                 words = os.read(started, 4096)
-                _count(words, said, released)
+                _count(words, said)
                 if b"b" in words and hasattr(cancel, "begun"):
                     cancel.begun()  # its work began: a grace counts from here (engine/stage.py _Cut)
                 if b"s" in words and work is not None:
@@ -258,7 +251,7 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None, released=No
                 elif not words:
                     started = None  # the child closed it (or ended): the limits stand as they are
             if proc.poll() is not None:
-                _drain(started, said, released)
+                _drain(started, said)
                 return "", False
         else:
             try:
@@ -271,22 +264,19 @@ def _wait(proc, timeout, cancel, started=None, work=None, said=None, released=No
             return "", True
 
 
-def _drain(pipe, said, released=None):
+def _drain(pipe, said):
     """Count the words still waiting in the pipe."""
     while pipe is not None and select.select([pipe], [], [], 0)[0]:
         words = os.read(pipe, 4096)
         if not words:
             return
-        _count(words, said, released)
+        _count(words, said)
 
 
-def _count(words, said, released):
-    """What the child said on its `started` pipe (child/entry.tell): the shapes it began (b"b"), its hello (b"h"),
-    its GPU work's end (b"d")."""
+def _count(words, said):
+    """What the child said on its `started` pipe (child/entry.tell): the shapes it began (b"b"), its hello (b"h")."""
     said[0] += words.count(b"b")
     said[1] = said[1] or b"h" in words
-    if b"d" in words and released is not None:
-        released.set()
 
 
 READY = b"ready\n"  # what a child says on its ready pipe at each wait (child/entry.py wait_for_turn)

@@ -1,7 +1,7 @@
 """The worker slots of a class run: the GPUs this run may use, and how many grading processes each one gets.
 
-In the GPU tier a slot is one GPU shared by ``gpu_workers`` processes (they take turns at it: autograder/gpu/slot.py,
-one grade's GPU phase at a time per GPU); in the simulator tier a slot is a share of the cores.
+In the GPU tier a slot is one GPU shared by ``gpu_workers`` processes (their runners and GPU tools share it, each
+timing has it alone: autograder/gpu/slot.py); in the simulator tier a slot is a share of the cores.
 """
 import os
 import shutil
@@ -53,8 +53,8 @@ def plan_slots(device, gpus, gpu_workers, workers, n_todo):
         if workers:
             raise CourseError("--workers is the simulator tier's; in the GPU tier choose the GPUs with --gpus "
                               "and the grading processes per GPU with --gpu-workers")
-        # a GPU's workers take turns at it (autograder/gpu/slot.py): one grade's GPU phase at a time per GPU; every
-        # GPU's first worker comes first, so a small class still spreads over the GPUs
+        # a GPU's workers share it and take turns at it for timing (autograder/gpu/slot.py); every GPU's first worker
+        # comes first, so a small class still spreads over the GPUs
         slots = [(f"GPU {g}" + (f"/{w + 1}" if gpu_workers > 1 else ""), {"CUDA_VISIBLE_DEVICES": g})
                  for w in range(gpu_workers) for g in ids][:max(1, n_todo)]
         return slots, max(1, cores // len(slots))
