@@ -184,8 +184,8 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
 
 def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
     """The run together failed (here: its runner crashed): each stage's ncu run is made again on its own, and a
-    stage whose build failed is not run at all. The grade may already time its speed checks (the run released the
-    GPU): a stage profiled again on its own waits while a speed check holds the grade's GPU lock."""
+    stage whose build failed is not run at all. The run is `ended` only once those are done too: the grade times
+    (holding its GPU alone) only after every ncu process of its own ended."""
     import threading
     import types
     alone, given = [], {}
@@ -201,7 +201,7 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
 
     def run(job, inputs, **kw):
         given.update(kw["turn"](Started()))
-        assert inputs is None and kw["released"] is together.released, "inputs and plans come with the go"
+        assert inputs is None, "inputs and plans come with the go"
         return child_result({}, problem="the runner crashed")
 
     def grader(name, why=""):
@@ -214,17 +214,13 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
                 {"task": task, "device": "gpu", "kernel": "k", "kernels": [{"name": "k"}], "plans": [shape],
                  "count": count}, ""),
             run=run)
-    timing = threading.Lock()
-    together = ncu_together.NcuTogether(timing)
+    together = ncu_together.NcuTogether()
     futures = [together.join(grader(name, why), np.random.default_rng(i)) for i, (name, why) in
                enumerate((("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built")))]
-    timing.acquire()  # a speed check times
     thread = threading.Thread(target=together._run)
     thread.start()
-    assert together.released.wait(10), "the run together ended: the GPU is free of it"
-    time.sleep(0.3)
-    assert alone == [], "no stage is profiled on its own while a speed check times"
-    timing.release()
+    assert together.ended.wait(10), "the run together and the stages profiled again ended"
+    assert alone == ["tiled", "tiled_general"], "ended only once the stages profiled on their own are done"
     thread.join(10)
     assert [f.result()[0] for f in futures[:2]] == ["own", "own"] and alone == ["tiled", "tiled_general"]
     assert "not run: the kernels were not built" in futures[2].result()[0].problem
