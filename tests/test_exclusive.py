@@ -207,8 +207,8 @@ def test_a_timing_right_after_another_starts_from_its_after_edge(smi):
 
 def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     """Stage tiled's speed check finds the GPU shared twice; stage fast's, later in the same grade, says so at once:
-    it is not timed, does not wait shared_retry_s again, and counts neither way (a shared GPU's verdict for a five-stage
-    grade took 82.7 s: one retry per stage)."""
+    it starts no timing child, does not wait shared_retry_s again, and counts neither way (a shared GPU's verdict for
+    a five-stage grade took 82.7 s: one retry per stage)."""
     from autograder.engine import timing
     from autograder.engine.report import Check
     smi.apps("31337, other_training_job, 40000\n")
@@ -233,12 +233,12 @@ def test_a_grade_finds_its_gpu_shared_once_not_once_per_stage(smi, cfg):
     assert first.status == "skipped" and "pid 31337" in first.output
     assert second.status == "skipped" and second.max_score == 0
     assert "when stage tiled's speed check timed, twice" in second.output, second.output
-    assert runs == ["tiled", "tiled", "fast"] and time.monotonic() - started < 0.5, "one retry in the grade"
+    assert runs == ["tiled", "tiled"] and time.monotonic() - started < 0.5, "one retry in the grade"
 
 
 def test_a_wrong_kernel_fails_speed_also_on_a_gpu_found_shared(smi, cfg):
-    """An earlier stage of the grade found the GPU shared; a stage whose correctness failed is refused at its first
-    turn, before any CUDA context, and its speed check fails for its own kernel: it is not skipped as the GPU's."""
+    """An earlier stage of the grade found the GPU shared; a stage whose correctness failed starts no timing child,
+    and its speed check fails for its own kernel: it is not skipped as the GPU's."""
     from autograder.engine import timing
     from autograder.engine.report import Check
     shared = timing.SharedGpu()
@@ -257,7 +257,7 @@ def test_a_wrong_kernel_fails_speed_also_on_a_gpu_found_shared(smi, cfg):
                               check=lambda key, title, share=1.0: Check("tiled", key, title, 2))
     check = timing.judge(g)
     assert check.status == "failed" and check.max_score == 2, (check.status, check.output)
-    assert "correctness check failed" in check.output and asked == [2]
+    assert "correctness check failed" in check.output and asked == []
 
 
 def test_a_grade_times_each_reference_once_per_size(smi, cfg):

@@ -50,6 +50,9 @@ class SharedGpu:
 
     def __init__(self, alone=True):
         self.why = ""
+        # the grade's one timing child found the GPU shared (engine/timing_together.py): that was the first look for
+        # every stage in it, so the first stage timed again on its own waits shared_retry_s and looks once more
+        self.shared_together = False
         self.last_watch = None  # the watch of the last timing: the next one starts from its after edge
         # (reference, N) -> the reference kernel's timed runs in an earlier speed check of this grade, on the GPU
         # alone, every run's product checked: a later check at that size times its student kernel alone against
@@ -133,6 +136,9 @@ def _run(g, plan, turn):
             turn.prepared.set()
         return check.verdict(False, g.gate_reason("speed") or g.not_run(why).problem)
     seen = getattr(g, "shared_gpu", None)
+    if turn is None and seen is not None and seen.why:  # an earlier stage found the GPU shared, twice: no child
+        gate = g.gate_reason("speed")  # a wrong kernel fails speed, also on a GPU found shared
+        return check.verdict(False, gate) if gate else check.skip(seen.why)
     prepare_s = g.cfg["limits"]["gpu_start_s"]
     watch, reused = {}, {}
     key = (fields["reference"], fields["n"])
@@ -178,8 +184,12 @@ def _run(g, plan, turn):
         return wait
 
     expected = _Expected(expected_jobs)  # computed while the child prepares and waits
+    first = 1
+    if seen is not None and seen.shared_together:
+        seen.shared_together, first = False, 2
+        time.sleep(cfg["shared_retry_s"])
     try:
-        for attempt in (1, 2):
+        for attempt in range(first, 3):
             result = g.run(job, inputs, timeout=_child_timeout(g, cfg["n"], cfg["warmup"] + cfg["repeats"], board),
                            what="the speed check", turn=[gated, on_turn(attempt)])
             if attempt not in watch:  # refused its turn: not run, or not prepared in time, or the GPU is shared

@@ -121,7 +121,8 @@ class TimingTogether(OneChild):
         gpu = watch["w"].stop()
         seen.last_watch = watch["w"]
         if gpu["shared"] or not gpu.get("samples") or child_problem(result):
-            return  # each stage is timed on its own: it retries a shared GPU and says what went wrong
+            seen.shared_together = gpu["shared"]  # each stage is timed on its own: a shared GPU was its first look
+            return  # (engine/timing.py retries it once), and a child that failed says what went wrong
         for k, (g, plan, future, expected) in enumerate(taking):
             future.set_result(self._judge(g, plan, part_result(result, k), expected, refused["time_reference"][k],
                                           {**gpu, "attempts": 1}))
