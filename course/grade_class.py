@@ -21,7 +21,7 @@ After each student it rewrites ``COURSE/grades.csv`` and ``COURSE/lms_upload.csv
 class summary table, the median time per submission (the engine's breakdown:
 children, compile, start-up, checks) and a histogram (also ``COURSE/grades-histogram.png``).
 
-Submissions are graded in parallel by worker processes: in the GPU tier three per
+Submissions are graded in parallel by worker processes: in the GPU tier two per
 GPU (``[class] gpu_workers``), each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``;
 a GPU's workers share it for their runners and GPU tools and take turns at it for
 timing (autograder/gpu/slot.py: nothing else is on the GPU while a kernel is
@@ -309,7 +309,7 @@ def main(argv=None):
     p.add_argument("--gpus", help="GPU tier: how many GPUs (2) or which (0,1) "
                                   "(default: [class] gpus of COURSE/autograder.toml, else every GPU)")
     p.add_argument("--gpu-workers", type=int, help="GPU tier: grading processes per GPU; they share it and take "
-                                                   "turns at it for timing (default: [class] gpu_workers, else 3)")
+                                                   "turns at it for timing (default: [class] gpu_workers, else 2)")
     p.add_argument("--workers", type=int, help="simulator tier: submissions graded at once "
                                                "(default: [class] workers, else one per two cores)")
     p.add_argument("--slurm", action="store_true", help="grade as a Slurm job array (docs/CLUSTER.md)")

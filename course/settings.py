@@ -15,7 +15,7 @@ OVERRIDABLE = ("limits",)
 COURSE_SECTIONS = ("class", "slurm")
 CLASS_SCHEMA = {
     "gpus": Key(int, 0, "GPUs to grade on (0 = every GPU visible to the run)"),
-    "gpu_workers": Key(int, 3, "GPU tier: grading processes per GPU. Their runners and GPU tools share the GPU, "
+    "gpu_workers": Key(int, 2, "GPU tier: grading processes per GPU. Their runners and GPU tools share the GPU, "
                                "each timing has it alone, and a worker reads, checks and builds its next student "
                                "meanwhile; 1 grades one student at a time per GPU", minimum=1),
     "workers": Key(int, 0, "simulator tier: submissions graded at once (0 = one per two cores)"),
