@@ -82,17 +82,14 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         def quiet():
             """Speed is timed while judging, one stage at a time, on the GPU this grade then holds alone: every other
             child of the grade must have ended first (the ncu run and any stage it profiles again on its own too:
-            a context still alive would be another grade's "other process"), and the grader's kernels be
-            compiled. Only then does the timing child make its context; the first judge waits until it is
-            prepared (none may compile or load while another times)."""
+            a context still alive would be another grade's "other process"). Only then does the timing child make
+            its context; the first judge waits until it is prepared (none may compile or load while another times)."""
             for _, futures in planned:
                 for f in futures.values():
                     (f[0] if isinstance(f, tuple) else f).exception()
             if ncu is not None:
                 ncu.ended.wait()
-            if grader_kernels is not None:
-                grader_kernels.wait()
-            hold_alone(waited=waited)
+            hold_alone(waited=waited)  # also waits for this process's grader-kernel compile (engine/kernels.py)
             shared_gpu.alone.set()
             for g in graders:
                 if getattr(g, "speed_turn", None):
