@@ -87,7 +87,8 @@ class Children:
         one derived limit per stage, not one per child. `work`: seconds the child has left once it says its
         kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
         child also does (gpu/ncu_together.py: one ncu run for a grade); any of their time-outs stops it, and its own
-        time-out is none of theirs: the caller runs their parts again, each on its own. `watch`: a LogWatch that stops a tool's child once its log decides (its `fired`)."""
+        time-out is none of theirs: the caller runs their parts again, each on its own. `watch`: a LogWatch that
+        stops a tool's child once its log decides (its `fired`)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits
         if later and any(g.timed_out for g in (self, *shared_with)):
             why = next(g.timed_out for g in (self, *shared_with) if g.timed_out)
