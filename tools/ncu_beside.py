@@ -6,8 +6,8 @@ timing (autograder/gpu/slot.py); this measures whether ncu may be one of the ove
 
 Each row is one ncu run as the grader makes it (gpu/tools._ncu_args) of a fresh process that launches the stage 2,
 3 and 4 solutions' kernels once each at N x N, either alone on the GPU or beside a neighbour: a process that
-launches the stage 1 solution at 4096 x 4096 (about 0.1 s a kernel) over and over on the same GPU, or a
-compute-sanitizer racecheck of a tile kernel. The counters (global load requests, shared-load wavefronts, bank
+launches the stage 1 solution at 4096 x 4096 (about 0.1 s a kernel) over and over on the same GPU, or that loop
+under compute-sanitizer racecheck. The counters (global load requests, shared-load wavefronts, bank
 conflicts) must agree for ncu to run beside other grades: global load requests exactly, bank conflicts within
 their spread between two runs alone (they vary from run to run by about 0.001% of the wavefronts).
 """
@@ -124,6 +124,7 @@ def main(argv=None):
           f"bank conflicts: at most {100 * spread:.4f}% of the shared-load wavefronts from an alone run "
           f"(alone runs among themselves: {100 * alone_spread:.4f}%)")
     return 0 if exact else 2
+
 
 if __name__ == "__main__":
     sys.exit(main())
