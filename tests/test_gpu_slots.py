@@ -75,8 +75,8 @@ def test_three_workers_share_one_gpu_and_each_timing_has_it_alone(tmp_path):
 def test_a_timing_waits_for_the_phases_in_flight_not_for_later_ones(tmp_path):
     """b asks for the GPU alone while a's long GPU phase runs; c's grade comes later and waits behind b's timing
     (the gate), so a stream of shared phases never keeps a timing waiting."""
-    spans, _ = _run(tmp_path, [("GPU-fake-0", "a", 1, 0.0, 2.5), ("GPU-fake-0", "b", 1, 0.0, 0.3),
-                               ("GPU-fake-0", "c", 1, 0.8, 0.3)])
+    spans, _ = _run(tmp_path, [("GPU-fake-0", "a", 1, 0.0, 3.0), ("GPU-fake-0", "b", 1, 0.0, 0.3),
+                               ("GPU-fake-0", "c", 1, 1.5, 0.3)])
     of = {s["worker"]: s for s in spans}
     assert of["b"]["asked"] < of["c"]["shared"][0]  # b asked before c came
     assert of["b"]["alone"][0] >= of["a"]["shared"][1] - 0.01  # b waited for a's phase in flight
