@@ -1,0 +1,165 @@
+"""What grades on different GPUs of one host, and on one GPU, share: CUDA contexts, the GPU tools' start-up, ncu.
+
+    python -m tools.host_probe [--gpus 4] [--n 2048]
+
+A class run grades on every GPU of a host at once (course/schedule/); its efficiency says how much of a grade the
+host shares. Each row starts a batch of fresh processes at the same moment, each pinned to one GPU with
+CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how long that took:
+
+- **contexts**: a plain Python process, then the same under compute-sanitizer racecheck and under ncu, making a
+  context and launching one small kernel: alone, one per GPU, two per GPU;
+- **ncu on one GPU**: two processes under ncu, each launching the stage 2, 3 and 4 solutions at N x N, started
+  together, with their own temporary folders (ncu's own lock file cannot see the other: the grader's sandboxes) or
+  a shared one (it can), and one whose context is made while the other profiles, its kernels launched once the
+  other ended. Each says whether its counters came back (gpu/tools.ncu_facts) and when its kernels ran.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from autograder.gpu.tools import _ncu_args, find_tool, ncu_facts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROG = """
+import json, sys, time
+sys.path.insert(0, {solutions!r})
+t0 = time.time()
+import numpy as np
+from numba import cuda
+t_import = time.time()
+cuda.current_context()
+t_ctx = time.time()
+mode, n, wait_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+launches = []
+if mode == "small":
+    import s1_naive
+    a = cuda.to_device(np.ones((64, 64), np.float32))
+    s1_naive.matmul_naive(a, a, a)
+    cuda.synchronize()
+    launches.append([t_ctx, time.time()])
+else:
+    import s2_tiled, s3_tiled_general, s4_tiled_transposed
+    rng = np.random.default_rng(1)
+    A = cuda.to_device(rng.uniform(-1, 1, (n, n)).astype(np.float32))
+    B = cuda.to_device(rng.uniform(-1, 1, (n, n)).astype(np.float32))
+    C = cuda.device_array((n, n), np.float32)
+    s2_tiled.matmul_tiled(A, B, C)  # compiled before the wait, launched (and profiled) after it
+    cuda.synchronize()
+    time.sleep(wait_s)
+    for launch in (s2_tiled.matmul_tiled, s3_tiled_general.matmul_tiled_general,
+                   s4_tiled_transposed.matmul_tiled_transposed):
+        began = time.time()
+        launch(A, B, C)
+        cuda.synchronize()
+        launches.append([began, time.time()])
+print("PROBE " + json.dumps({{"start": t0, "imports": t_import - t0, "ctx": t_ctx - t_import, "ctx_at": t_ctx,
+                             "launches": launches, "end": time.time()}}), flush=True)
+"""
+
+
+def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, logs=None):
+    """Start one process per entry of `gpus` at once; [(its probe dict or None, exit status, log text)]."""
+    procs, started = [], time.time()
+    for i, gpu in enumerate(gpus):
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu), "TMPDIR": tmpdirs[i] if tmpdirs else tempfile.mkdtemp()}
+        argv = [*(wrapper(logs[i]) if callable(wrapper) else wrapper), sys.executable, prog, mode, str(n),
+                str((waits or [0] * len(gpus))[i])]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+    out = []
+    for i, p in enumerate(procs):
+        text, _ = p.communicate()
+        line = next((ln for ln in text.splitlines() if ln.startswith("PROBE ")), None)
+        probe = json.loads(line[6:]) if line else None
+        if probe:
+            probe["origin"] = started
+        log = open(logs[i], encoding="utf-8", errors="replace").read() if logs and os.path.exists(logs[i]) else ""
+        out.append((probe, p.returncode, log or text[-400:]))
+    return out, time.time() - started
+
+
+def contexts(prog, gpus, sanitizer, ncu, folder):
+    """Rows of the contexts table: per wrapper and layout, the context times and the batch's wall time."""
+    layouts = [("1 process, GPU 0", [0]), (f"{len(gpus)} at once, one a GPU", gpus),
+               (f"{2 * len(gpus)} at once, two a GPU", [g for g in gpus for _ in range(2)]),
+               (f"{len(gpus)} at once, all on GPU 0", [0] * len(gpus))]
+    wrappers = [("python", ())]
+    if sanitizer:
+        wrappers.append(("racecheck", (sanitizer, "--tool", "racecheck")))
+    if ncu:
+        wrappers.append(("ncu", None))
+    rows = []
+    for wname, wrapper in wrappers:
+        for lname, layout in layouts:
+            if wname == "ncu" and len(set(layout)) < len(layout):
+                continue  # two ncu runs on one GPU: the second table
+            logs = [os.path.join(folder, f"ctx-{wname}-{i}.log") for i in range(len(layout))]
+            wrap = (lambda log: (ncu, *_ncu_args(log))) if wname == "ncu" else wrapper
+            results, wall = batch(prog, layout, wrap, logs=logs if wname == "ncu" else None)
+            ok = [r for r, status, _ in results if r and status == 0]
+            ctx = [r["ctx"] for r in ok]
+            spans = [r["end"] - r["origin"] for r in ok]
+            rows.append((wname, lname, len(ok), len(results), statistics.median(ctx) if ctx else None,
+                         max(ctx) if ctx else None, max(spans) if spans else None, wall,
+                         [status for _, status, _ in results if status]))
+    return rows
+
+
+def ncu_pairs(prog, ncu, n, folder):
+    """Two ncu runs on GPU 0: (label, [(facts, status, kernels' [start, end] from the pair's start)], wall)."""
+    cases = [("own temporary folders, together", False, [0, 0]),
+             ("one shared temporary folder, together", True, [0, 0]),
+             ("own folders, the second's kernels after the first ended", False, [0, 12])]
+    rows = []
+    for label, shared, waits in cases:
+        tmp = [tempfile.mkdtemp(dir=folder)] * 2 if shared else [tempfile.mkdtemp(dir=folder) for _ in range(2)]
+        logs = [os.path.join(folder, f"pair-{len(rows)}-{i}.log") for i in range(2)]
+        results, wall = batch(prog, [0, 0], lambda log: (ncu, *_ncu_args(log)), mode="tiles", n=n, waits=waits,
+                              tmpdirs=tmp, logs=logs)
+        runs = []
+        for probe, status, log in results:
+            facts = ncu_facts(type("R", (), {"problem": "" if status == 0 else f"exit {status}", "facts": {}})(), log)
+            spans = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
+                if probe else []
+            runs.append((facts, status, round(probe["ctx_at"] - probe["origin"], 2) if probe else None, spans))
+        rows.append((label, runs, wall))
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gpus", type=int, default=4)
+    p.add_argument("--n", type=int, default=2048)
+    args = p.parse_args(argv)
+    ncu, sanitizer = find_tool("ncu"), find_tool("compute-sanitizer")
+    gpus = list(range(args.gpus))
+    with tempfile.TemporaryDirectory() as folder:
+        prog = os.path.join(folder, "prog.py")
+        with open(prog, "w") as f:
+            f.write(PROG.format(solutions=os.path.join(ROOT, "solutions")))
+        print("| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
+              "failed |\n|---|---|---|---|---|---|---|---|")
+        for w, lname, ok, total, med, mx, span, wall, bad in contexts(prog, gpus, sanitizer, ncu, folder):
+            fmt = lambda v: "-" if v is None else f"{v:.2f}"
+            print(f"| {w} | {lname} | {ok}/{total} | {fmt(med)} | {fmt(mx)} | {fmt(span)} | {wall:.2f} | "
+                  f"{bad or ''} |", flush=True)
+        if ncu:
+            print("\n| two ncu runs on GPU 0 | run | status | counters | context made at s | kernels ran s | "
+                  "pair wall s |\n|---|---|---|---|---|---|---|")
+            for label, runs, wall in ncu_pairs(prog, ncu, args.n, folder):
+                for i, (facts, status, ctx_at, spans) in enumerate(runs):
+                    counters = (facts["problem"][:60] if "problem" in facts else
+                                f"{facts['kernels']} kernels, {facts['l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum']:,.0f} global loads"
+                                if "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" in facts else
+                                f"{facts['kernels']} kernels")
+                    print(f"| {label} | {i + 1} | {status} | {counters} | {ctx_at} | {spans} | {wall:.1f} |",
+                          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
