@@ -22,7 +22,10 @@ import sys
 import tempfile
 import time
 
+from autograder.checks.data_reuse import LOAD_METRICS
 from autograder.gpu.tools import _ncu_args, find_tool, ncu_facts
+
+LOADS = LOAD_METRICS[0]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG = """
@@ -62,11 +65,12 @@ print("PROBE " + json.dumps({{"start": t0, "imports": t_import - t0, "ctx": t_ct
 """
 
 
-def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, logs=None):
+def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, logs=None, extra_env=None):
     """Start one process per entry of `gpus` at once; [(its probe dict or None, exit status, log text)]."""
     procs, started = [], time.time()
     for i, gpu in enumerate(gpus):
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu), "TMPDIR": tmpdirs[i] if tmpdirs else tempfile.mkdtemp()}
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu), "TMPDIR": tmpdirs[i] if tmpdirs else tempfile.mkdtemp(),
+               **(extra_env or {})}
         argv = [*(wrapper(logs[i]) if callable(wrapper) else wrapper), sys.executable, prog, mode, str(n),
                 str((waits or [0] * len(gpus))[i])]
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
@@ -82,8 +86,9 @@ def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, 
     return out, time.time() - started
 
 
-def contexts(prog, gpus, sanitizer, ncu, folder):
-    """Rows of the contexts table: per wrapper and layout, the context times and the batch's wall time."""
+def contexts(prog, gpus, sanitizer, ncu, folder, extra_env=None):
+    """Rows of the contexts table: per wrapper and layout, the context times and the batch's wall time (each
+    batch twice: the first may find a GPU that has been idle)."""
     layouts = [("1 process, GPU 0", [0]), (f"{len(gpus)} at once, one a GPU", gpus),
                (f"{2 * len(gpus)} at once, two a GPU", [g for g in gpus for _ in range(2)]),
                (f"{len(gpus)} at once, all on GPU 0", [0] * len(gpus))]
@@ -99,7 +104,8 @@ def contexts(prog, gpus, sanitizer, ncu, folder):
                 continue  # two ncu runs on one GPU: the second table
             logs = [os.path.join(folder, f"ctx-{wname}-{i}.log") for i in range(len(layout))]
             wrap = (lambda log: (ncu, *_ncu_args(log))) if wname == "ncu" else wrapper
-            results, wall = batch(prog, layout, wrap, logs=logs if wname == "ncu" else None)
+            for _ in range(2):
+                results, wall = batch(prog, layout, wrap, logs=logs if wname == "ncu" else None, extra_env=extra_env)
             ok = [r for r, status, _ in results if r and status == 0]
             ctx = [r["ctx"] for r in ok]
             spans = [r["end"] - r["origin"] for r in ok]
@@ -122,7 +128,7 @@ def ncu_pairs(prog, ncu, n, folder):
                               tmpdirs=tmp, logs=logs)
         runs = []
         for probe, status, log in results:
-            facts = ncu_facts(type("R", (), {"problem": "" if status == 0 else f"exit {status}", "facts": {}})(), log)
+            facts = ncu_facts(type("R", (), {"problem": "" if status == 0 else f"exit {status}", "facts": {}, "log": ""})(), log)
             spans = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
                 if probe else []
             runs.append((facts, status, round(probe["ctx_at"] - probe["origin"], 2) if probe else None, spans))
@@ -141,23 +147,23 @@ def main(argv=None):
         prog = os.path.join(folder, "prog.py")
         with open(prog, "w") as f:
             f.write(PROG.format(solutions=os.path.join(ROOT, "solutions")))
-        print("| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
-              "failed |\n|---|---|---|---|---|---|---|---|")
-        for w, lname, ok, total, med, mx, span, wall, bad in contexts(prog, gpus, sanitizer, ncu, folder):
-            fmt = lambda v: "-" if v is None else f"{v:.2f}"
-            print(f"| {w} | {lname} | {ok}/{total} | {fmt(med)} | {fmt(mx)} | {fmt(span)} | {wall:.2f} | "
-                  f"{bad or ''} |", flush=True)
         if ncu:
-            print("\n| two ncu runs on GPU 0 | run | status | counters | context made at s | kernels ran s | "
+            print("| two ncu runs on GPU 0 | run | status | counters | context made at s | kernels ran s | "
                   "pair wall s |\n|---|---|---|---|---|---|---|")
             for label, runs, wall in ncu_pairs(prog, ncu, args.n, folder):
                 for i, (facts, status, ctx_at, spans) in enumerate(runs):
-                    counters = (facts["problem"][:60] if "problem" in facts else
-                                f"{facts['kernels']} kernels, {facts['l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum']:,.0f} global loads"
-                                if "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" in facts else
-                                f"{facts['kernels']} kernels")
+                    counters = facts["problem"][:60] if "problem" in facts else (
+                        f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
                     print(f"| {label} | {i + 1} | {status} | {counters} | {ctx_at} | {spans} | {wall:.1f} |",
                           flush=True)
+        print("\n| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
+              "failed |\n|---|---|---|---|---|---|---|---|")
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        for env in ({}, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}):
+            named = " ".join(f"{k}={v}" for k, v in env.items())
+            for w, lname, ok, total, med, mx, span, wall, bad in contexts(prog, gpus, sanitizer, ncu, folder, env):
+                print(f"| {w} {named} | {lname} | {ok}/{total} | {fmt(med)} | {fmt(mx)} | {fmt(span)} | {wall:.2f} | "
+                      f"{bad or ''} |", flush=True)
     return 0
 
 
