@@ -15,7 +15,7 @@ import pytest
 from autograder import engine, stages
 from autograder.checks import bank_conflicts, data_reuse, races
 from autograder.checks.titles import title as tools_title
-from autograder.gpu import ncu_together, tools
+from autograder.gpu import ncu_together, slot, tools
 from checkkit import child_result
 from conftest import failed, mutate, passed
 
@@ -364,30 +364,70 @@ def test_honest_solutions_keep_every_structure_point(cfg):
             print(f"  {child['stage']:16s} {child['what']}: {child['wall_s']:.1f} s")
 
 
-def test_ncu_runs_one_at_a_time(tmp_path, monkeypatch):
-    """Two ncu runs at once left the later ones without counters: a second one waits for the first to end (a lock
-    that threads of one grade and other grading processes share); racecheck runs are not held back."""
+def test_ncu_runs_profile_one_at_a_time_once_started(tmp_path, monkeypatch):
+    """Two ncu runs profiling on one GPU at once left the later one without counters: a run takes the GPU's ncu lock
+    once its runner started and its plans are given (its start-up overlaps another's profiling), and holds it until
+    it ends; a refused turn takes nothing; racecheck runs are not held back."""
     import threading
     import time
     monkeypatch.setattr(tools.tempfile, "gettempdir", lambda: str(tmp_path))
-    inside, overlap = [], []
+    inside, overlap, order = [], [], []
 
-    def run(tool):
-        with tools._one_at_a_time(tool):
-            if inside:
-                overlap.append(tool)
-            inside.append(tool)
-            time.sleep(0.3)
-            inside.remove(tool)
-    threads = [threading.Thread(target=run, args=("ncu",)) for _ in range(3)]
+    def run(tool, answer):
+        def given(ready):
+            order.append("started")
+            time.sleep(0.2)  # the runner's start-up: overlaps the other run's profiling
+            return answer
+        with tools.ToolTurn(tool) as shared:
+            if shared.after(given)(None) != answer:
+                raise AssertionError("the turn's answer changed")
+            if isinstance(answer, dict):
+                if inside:
+                    overlap.append(tool)
+                inside.append(tool)
+                order.append("profiling")
+                time.sleep(0.3)
+                inside.remove(tool)
+    threads = [threading.Thread(target=run, args=("ncu", {"plans": []})) for _ in range(3)]
+    began = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert overlap == []
-    threads = [threading.Thread(target=run, args=("compute-sanitizer",)) for _ in range(2)]
+    assert order[:3] == ["started"] * 3  # every start-up before the first profiling ended
+    assert time.monotonic() - began < 0.2 + 3 * 0.3 + 0.25  # start-ups side by side, not 3 x 0.5 s
+    refused = threading.Thread(target=run, args=("ncu", "not run: no plan"))
+    refused.start()
+    refused.join()
+    with tools.ToolTurn("ncu") as shared:  # nothing held by the refused one
+        shared.after(lambda ready: {"plans": []})(None)
+        assert shared.lock is not None
+    threads = [threading.Thread(target=run, args=("compute-sanitizer", {"plans": []})) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert overlap == ["compute-sanitizer"]
+
+
+def test_ncu_runs_of_a_gpu_share_ncu_lock_folder(tmp_path, monkeypatch):
+    """ncu's own lock file (TMPDIR/nsight-compute-lock) is shared by the GPU's ncu runs (one folder a GPU), writable by
+    every sandbox uid: not sticky (fs.protected_regular refuses another uid's file in a sticky folder), mode 666.
+    compute-sanitizer keeps the sandbox's own /tmp. The child's TMPDIR is the folder."""
+    import stat
+    from autograder.sandbox import run as sandbox_run
+    monkeypatch.setattr(tools.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-fake-a")
+    monkeypatch.setattr(slot, "_UUIDS", {})
+    monkeypatch.setattr(slot, "gpu_state", lambda selector: {"uuid": selector})
+    job = tools.ToolTurn("ncu").job({"task": "run", "device": "gpu"})
+    folder = job["tool_tmp"]
+    assert os.path.basename(folder) == "autograder-ncu-tmp-GPU-fake-a"
+    mode = os.stat(folder).st_mode
+    assert stat.S_IMODE(mode) == 0o777 and not mode & stat.S_ISVTX
+    assert stat.S_IMODE(os.stat(os.path.join(folder, "nsight-compute-lock")).st_mode) == 0o666
+    assert tools.ToolTurn("compute-sanitizer").job({"task": "run"}) == {"task": "run"}
+    box = type("Box", (), {"dir_inside": lambda self, name: {"tool_tmp": folder}[name]})()
+    assert sandbox_run._env(job, "/tmp", box)["TMPDIR"] == folder
+    assert sandbox_run._env({"device": "gpu"}, "/tmp", box)["TMPDIR"] == "/tmp"

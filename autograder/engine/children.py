@@ -97,6 +97,8 @@ class Children:
         if job["device"] == "gpu" and job["task"] in ("speed", "speed_parts") and self.grader_kernels:
             # bound from the start; the child loads from it only after its first go (engine/timing.py waits)
             dirs = ((self.grader_kernels.folder, "grader", False),)
+        if job.get("tool_tmp"):  # the GPU's folder for ncu's own lock file (gpu/tools.ToolTurn), the tool's TMPDIR
+            dirs += ((job["tool_tmp"], "tool_tmp", True),)
         began = time.monotonic()
         grace = 0.0 if later else self.cfg["limits"]["sibling_grace_s"]
         start = limits["sim_start_s" if job["device"] == "sim" else "gpu_start_s"]

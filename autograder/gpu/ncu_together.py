@@ -128,10 +128,11 @@ class NcuTogether:
         job = {"task": "run", "device": "gpu", "kernel": first.stage.kernel, "count": len(self.members), "late": True,
                "warm_up": True}
         names = ", ".join(g.stage.name for g, *_ in self.members)
-        with tempfile.TemporaryDirectory(prefix="tool-") as d, tools._one_at_a_time("ncu"):
+        with tempfile.TemporaryDirectory(prefix="tool-") as d, tools.ToolTurn("ncu") as shared:
             log = os.path.join(d, "tool.log")
-            result = first.run(job, None, wrapper=(path, *tools._ncu_args(log)), timeout=first.cfg["limits"]["tool_timeout_s"],
-                               what=f"the ncu run of stages {names}", later=True, turn=turn, shared_with=others)
+            result = first.run(shared.job(job), None, wrapper=(path, *tools._ncu_args(log)),
+                               timeout=first.cfg["limits"]["tool_timeout_s"], what=f"the ncu run of stages {names}",
+                               later=True, turn=shared.after(turn), shared_with=others)
             text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
         parts = split_ncu(result, text, taking_part, skip=1) if taking_part else [None] * len(self.members)
         for i, ((g, rng, future), part) in enumerate(zip(self.members, parts)):

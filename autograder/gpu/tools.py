@@ -194,10 +194,10 @@ def _tool_run(g, key, tool, args, inputs, watch=None):
         return None, None, f"{tool} is not installed on this machine (it comes with the CUDA toolkit)"
     refused = {}
     job, given = g.late_runner(_shapes(inputs), refused, f"{tool} runner")  # starts before the build ends
-    with tempfile.TemporaryDirectory(prefix="tool-") as d, _one_at_a_time(tool):
+    with tempfile.TemporaryDirectory(prefix="tool-") as d, ToolTurn(tool) as shared:
         log = os.path.join(d, "tool.log")
-        result = g.run(job, inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
-                       what=f"the {tool} run", later=True, turn=given, watch=watch)
+        result = g.run(shared.job(job), inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
+                       what=f"the {tool} run", later=True, turn=shared.after(given), watch=watch)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     if "why" in refused:  # the build gave no plan: the check says why, as the build's verdict
         return g.not_run(refused["why"]), "", ""
@@ -206,24 +206,65 @@ def _tool_run(g, key, tool, args, inputs, watch=None):
     return result, text, ""
 
 
-class _one_at_a_time:
-    """One ncu run at a time on each GPU, across a grade's stages and across grading processes: two ncu runs at once
-    on one GPU left the later ones without counters (exit status 9 on an H100, BENCHMARKS.md 2026-11-25), and each
-    runs in a sandbox with a /tmp of its own, where ncu's own lock file cannot see the other. Runs on two GPUs at
-    once keep their counters (2x H200, 2026-11-27), so the lock is the GPU's (gpu/slot.py), not the host's. The wait
-    is not the tool's time: its limit starts when it does. Other tools run beside each other."""
+class ToolTurn:
+    """What a GPU tool's run shares with the tool's other runs on its GPU. For ncu (two ncu runs profiling on one GPU
+    at once left the later one without counters, exit status 9 on an H100, BENCHMARKS.md 2026-11-25):
+
+    - **ncu's own lock**: every ncu run on a GPU gets one temporary folder (TMPDIR), where ncu keeps its lock file
+      ``nsight-compute-lock``, so ncu itself profiles one kernel at a time on that GPU, while the runs' start-ups
+      (ncu, Python, a CUDA context under ncu: 3.4 s of a lone grade's 8 s run on an H100) overlap. Two runs started
+      together with one such folder both kept their counters; with folders of their own one exited with status 9
+      (tools/host_probe.py, 4x H100, 2026-11-28).
+    - **the GPU's ncu lock** (gpu/slot.py), taken once the runner started and its plans are given (`after`) and held
+      until the run ends: one grade's kernels are profiled together, and the wait is not the tool's time (its limit
+      starts again with its "go"). Runs on two GPUs at once keep their counters (2x H200, 2026-11-27): both locks are
+      the GPU's, never the host's.
+
+    compute-sanitizer runs beside each other: nothing is shared."""
 
     def __init__(self, tool):
         self.tool, self.lock = tool, None
 
+    def folder(self):
+        """The GPU's folder for ncu's TMPDIR, or None (another tool). Not sticky, its lock file writable by all: the
+        runs are of different uids (the sandbox's), and the kernel refuses a file of another uid in a sticky
+        world-writable folder (fs.protected_regular) even at mode 666."""
+        if self.tool != "ncu":
+            return None
+        from .slot import gpu_key
+        path = os.path.join(tempfile.gettempdir(), f"autograder-ncu-tmp-{gpu_key()}")
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, 0o777)
+        lock = os.path.join(path, "nsight-compute-lock")
+        if not os.path.exists(lock):
+            os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o666))
+        os.chmod(lock, 0o666)
+        return path
+
+    def job(self, job):
+        """The runner's job, with ncu's shared TMPDIR where the tool is ncu (sandbox/run.py binds it)."""
+        folder = self.folder()
+        return {**job, "tool_tmp": folder} if folder else job
+
+    def after(self, turn):
+        """`turn` (the runner's plans with its "go"), then, for ncu, the GPU's ncu lock before the go."""
+        if self.tool != "ncu":
+            return turn
+
+        def locked(ready):
+            answer = turn(ready)
+            if isinstance(answer, dict) or answer == "":  # the runner goes on: its kernels are profiled now
+                self.lock = GpuLock("ncu").__enter__()
+            return answer
+        return locked
+
     def __enter__(self):
-        if self.tool == "ncu":
-            self.lock = GpuLock("ncu").__enter__()
         return self
 
     def __exit__(self, *exc):
         if self.lock is not None:
             self.lock.__exit__(*exc)
+            self.lock = None
 
 
 def racecheck_facts(result, text):

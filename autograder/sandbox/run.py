@@ -43,6 +43,15 @@ def _limit(limits, key):
 
 
 
+def _env(job, scratch, box):
+    """The child's environment; a GPU tool sharing a folder with the tool's other runs on the GPU (ncu's lock file,
+    gpu/tools.ToolTurn) has it as its TMPDIR."""
+    env = child_env(job["device"], scratch)
+    if job.get("tool_tmp"):
+        env["TMPDIR"] = box.dir_inside("tool_tmp")
+    return env
+
+
 def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, turn=None, work=None, dirs=()):
     """Run ``job`` in a fresh sandboxed child; never raises for anything the child does.
 
@@ -104,7 +113,7 @@ def run_child(job, limits, inputs=None, wrapper=(), timeout=None, cancel=None, t
             try:
                 proc = subprocess.Popen(limited(cmd, limits, nproc), stdin=subprocess.PIPE, stdout=log,
                                         stderr=subprocess.STDOUT, cwd=box.path("tmp"),
-                                        env=child_env(job["device"], scratch), start_new_session=True,
+                                        env=_env(job, scratch, box), start_new_session=True,
                                         pass_fds=tuple(fd for fd in (ready_w, started_w) if fd is not None))
             finally:
                 for fd in (ready_w, started_w):
