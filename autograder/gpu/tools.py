@@ -234,11 +234,12 @@ class ToolTurn:
         from .slot import gpu_key
         path = os.path.join(tempfile.gettempdir(), f"autograder-ncu-tmp-{gpu_key()}")
         os.makedirs(path, exist_ok=True)
-        os.chmod(path, 0o777)
         lock = os.path.join(path, "nsight-compute-lock")
         if not os.path.exists(lock):
             os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o666))
-        os.chmod(lock, 0o666)
+        for name, mode in ((path, 0o777), (lock, 0o666)):
+            if os.stat(name).st_mode & 0o7777 != mode:  # the umask narrowed it; only its owner may widen it
+                os.chmod(name, mode)
         return path
 
     def job(self, job):
