@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 from autograder.checks.data_reuse import LOAD_METRICS
 from autograder.gpu.tools import _ncu_args, find_tool, ncu_facts
@@ -128,7 +129,8 @@ def ncu_pairs(prog, ncu, n, folder):
                               tmpdirs=tmp, logs=logs)
         runs = []
         for probe, status, log in results:
-            facts = ncu_facts(type("R", (), {"problem": "" if status == 0 else f"exit {status}", "facts": {}, "log": ""})(), log)
+            result = types.SimpleNamespace(problem="" if status == 0 else f"exit {status}", facts={}, log="")
+            facts = ncu_facts(result, log)
             spans = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
                 if probe else []
             runs.append((facts, status, round(probe["ctx_at"] - probe["origin"], 2) if probe else None, spans))

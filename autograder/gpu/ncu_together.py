@@ -1,7 +1,7 @@
 """Trusted parent side: the grade's one ncu run. Each ncu run costs seconds of start-up, and two cannot profile
-on one GPU at once (gpu/tools.ToolTurn), so one runner profiles every stage's checked plan at the timed size in turn (NcuTogether); the log is dealt
-out to the stages by launch count (split_ncu). A stage not accounted for is profiled again on its own
-(gpu/tools.py)."""
+on one GPU at once (gpu/tools.ToolTurn), so one runner profiles every stage's checked plan at the timed size in turn
+(NcuTogether); the log is dealt out to the stages by launch count (split_ncu). A stage not accounted for is
+profiled again on its own (gpu/tools.py)."""
 import csv
 import os
 import tempfile
@@ -28,9 +28,9 @@ def join_ncu(g, together):
 class NcuTogether:
     """One ncu process for every stage of a grade it judges. Each ncu run costs seconds of start-up (ncu, Python,
     a CUDA context: 2.8-5.5 s a stage on an H100) and two cannot profile on one GPU at once, so three stages' runs
-    one after another set a grade's length (BENCHMARKS.md, 2026-11-25). Here one runner launches each stage's checked plan at
-    the timed size in turn, from that stage's own PTX, under one ncu; ncu numbers the kernels it profiles in launch
-    order, and the runner says how many launches each stage's plan made, so each stage gets its own kernels'
+    one after another set a grade's length (BENCHMARKS.md, 2026-11-25). Here one runner launches each stage's
+    checked plan at the timed size in turn, from that stage's own PTX, under one ncu; ncu numbers the kernels it
+    profiles in launch order, and the runner says how many launches each stage's plan made, so each stage gets its own kernels'
     counters alone. Where that accounting does not hold (the runner failed or was stopped, a launch failed, the
     counts disagree), each stage not accounted for is profiled again on its own, as before: a stage never loses
     its verdict for another's sake."""

@@ -7,8 +7,8 @@ of two ways (hold_gpu, then hold_alone):
   the same GPU meanwhile. Their results do not depend on who else uses the GPU: a product is a product, racecheck
   instruments the kernel's own accesses, and ncu's counters beside another process's kernels are those of a run
   alone (global load requests exactly, bank conflicts within their spread between two runs alone:
-  tools/ncu_beside.py, BENCHMARKS.md). ncu's profiling keeps a lock of its own per GPU (gpu/tools.ToolTurn): two ncu runs
-  profiling on one GPU left the later one without counters, two on two GPUs at once keep theirs.
+  tools/ncu_beside.py, BENCHMARKS.md). ncu's profiling keeps a lock of its own per GPU (gpu/tools.ToolTurn): two
+  ncu runs profiling on one GPU left the later one without counters, two on two GPUs at once keep theirs.
 - **alone** for its timing: the speed check's watch (gpu/exclusive.py) must find no process on the GPU but the
   grade's own, since nvidia-smi lists every context, busy or idle, and time-slicing distorts timings. A grade asks
   for it once every other CUDA child of its own has ended, and its timing child makes its context only then.

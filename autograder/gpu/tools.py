@@ -196,8 +196,9 @@ def _tool_run(g, key, tool, args, inputs, watch=None):
     job, given = g.late_runner(_shapes(inputs), refused, f"{tool} runner")  # starts before the build ends
     with tempfile.TemporaryDirectory(prefix="tool-") as d, ToolTurn(tool) as shared:
         log = os.path.join(d, "tool.log")
-        result = g.run(shared.job(job), inputs, wrapper=(path, *args(log)), timeout=g.cfg["limits"]["tool_timeout_s"],
-                       what=f"the {tool} run", later=True, turn=shared.after(given), watch=watch)
+        result = g.run(shared.job(job), inputs, wrapper=(path, *args(log)),
+                       timeout=g.cfg["limits"]["tool_timeout_s"], what=f"the {tool} run", later=True,
+                       turn=shared.after(given), watch=watch)
         text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     if "why" in refused:  # the build gave no plan: the check says why, as the build's verdict
         return g.not_run(refused["why"]), "", ""

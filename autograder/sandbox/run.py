@@ -42,7 +42,6 @@ def _limit(limits, key):
     return limits.get(key, DEFAULTS.get(key))
 
 
-
 def _env(job, scratch, box):
     """The child's environment; a GPU tool sharing a folder with the tool's other runs on the GPU (ncu's lock file,
     gpu/tools.ToolTurn) has it as its TMPDIR."""
