@@ -15,8 +15,7 @@ import pytest
 from autograder import engine, stages
 from autograder.checks import bank_conflicts, data_reuse, races
 from autograder.checks.titles import title as tools_title
-from autograder.gpu import slot, tools
-from autograder.gpu import together as gpu_together
+from autograder.gpu import ncu_together, slot, tools
 from checkkit import child_result
 from conftest import failed, mutate, passed
 
@@ -123,7 +122,7 @@ def test_an_ncu_run_split_between_stages_keeps_its_counts_per_instruction():
     lines = [ln for ln in text.splitlines() if ln.startswith('"0"')]
     shifted = "\n".join([ln.replace('"0"', '"1"', 1) for ln in lines])
     facts = {"shapes": [{"launches": 1}, {"launches": 1}]}
-    parts = gpu_together.split_ncu(child_result(facts), text + "\n" + shifted, [True, True])
+    parts = ncu_together.split_ncu(child_result(facts), text + "\n" + shifted, [True, True])
     for part in parts:
         mine = tools.ncu_facts(part[0], part[1])
         assert len(mine["shared_loads"]) == 16 and mine["kernels"] == 1, mine
@@ -159,7 +158,7 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
     hold, no stage gets a part (each is profiled again on its own)."""
     log = ncu_log([(0, LOADS, 100), (1, LOADS, 10), (1, bank_conflicts.NCU_METRICS[0], 3), (2, LOADS, 20)])
     ran = child_result({"shapes": [{"launches": 1}, {"launches": 2}]})
-    (first, first_log), (second, second_log) = gpu_together.split_ncu(ran, log, [True, True])
+    (first, first_log), (second, second_log) = ncu_together.split_ncu(ran, log, [True, True])
     one, two = tools.ncu_facts(first, first_log), tools.ncu_facts(second, second_log)
     assert (one[LOADS], one["kernels"], one[bank_conflicts.NCU_METRICS[0]]) == (100, 1, 0)
     assert (two[LOADS], two["kernels"], two[bank_conflicts.NCU_METRICS[0]]) == (30, 2, 3)
@@ -169,18 +168,18 @@ def test_one_ncu_run_is_dealt_out_by_each_stages_launches():
                                  ({"shapes": [{"launches": 1}, {"error": {"kind": "launch"}}]}, "", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "killed", log),
                                  ({"shapes": [{"launches": 1}, {"launches": 2}]}, "", "")):
-        assert gpu_together.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
+        assert ncu_together.split_ncu(child_result(facts, problem=problem), text, [True, True]) == [None, None]
     # the runner's warm-up kernel (launched before any plan existed) is the log's first row: left out by position,
     # never by name (a student's kernel may bear any name)
     warm = ncu_log([(0, LOADS, 9999), (1, LOADS, 100), (2, LOADS, 10), (3, LOADS, 20)])
-    (first, first_log), (second, second_log) = gpu_together.split_ncu(ran, warm, [True, True], skip=1)
+    (first, first_log), (second, second_log) = ncu_together.split_ncu(ran, warm, [True, True], skip=1)
     assert tools.ncu_facts(first, first_log)[LOADS] == 100 and tools.ncu_facts(second, second_log)[LOADS] == 30
-    assert gpu_together.split_ncu(ran, warm, [True, True]) == [None, None], "an unaccounted kernel voids the split"
+    assert ncu_together.split_ncu(ran, warm, [True, True]) == [None, None], "an unaccounted kernel voids the split"
     # a stage whose build failed took part with no launches: the others' parts still hold
     ran = child_result({"shapes": [{"launches": 0}, {"launches": 3}]})
-    none, (third, third_log) = gpu_together.split_ncu(ran, log, [False, True])
+    none, (third, third_log) = ncu_together.split_ncu(ran, log, [False, True])
     assert none is None and tools.ncu_facts(third, third_log)[LOADS] == 130
-    assert gpu_together.split_ncu(ran, log, [True, True]) == [None, None]
+    assert ncu_together.split_ncu(ran, log, [True, True]) == [None, None]
 
 
 def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch):
@@ -215,7 +214,7 @@ def test_a_stage_of_a_failed_ncu_run_together_is_profiled_on_its_own(monkeypatch
                 {"task": task, "device": "gpu", "kernel": "k", "kernels": [{"name": "k"}], "plans": [shape],
                  "count": count}, ""),
             run=run)
-    together = gpu_together.NcuTogether()
+    together = ncu_together.NcuTogether()
     futures = [together.join(grader(name, why), np.random.default_rng(i)) for i, (name, why) in
                enumerate((("tiled", ""), ("tiled_general", ""), ("tiled_transposed", "the kernels were not built")))]
     thread = threading.Thread(target=together._run)

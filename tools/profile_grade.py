@@ -94,7 +94,7 @@ class Trace:
         from autograder.engine import timing as T
         from autograder.engine import children as C
         from autograder.gpu import exclusive as X
-        from autograder.gpu import together as G
+        from autograder.gpu import ncu_together as G
         import autograder.engine as E
         self.events = []
         mark = self.mark
@@ -111,7 +111,7 @@ class Trace:
             setattr(owner, name, wrapped)
         wrap(X.Watch, "_edge", lambda self: "nvidia-smi edge")
         wrap(T, "judge", lambda g: f"speed check of {g.stage.name}")
-        wrap(G.ToolTogether, "_together", lambda self: f"{self.what} run (parent side)")
+        wrap(G.NcuTogether, "_together", lambda self: "ncu run (parent side)")
         judge_all = E._judge_all
 
         def judge_all_traced(planned, report, progress, quiet=None):

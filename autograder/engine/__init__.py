@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import config as config_mod
 from .. import sandbox
-from ..gpu.together import NcuTogether, RacecheckTogether, join_tools
+from ..gpu.ncu_together import NcuTogether, join_ncu
 from ..gpu.slot import hold_alone, hold_gpu
 from ..gpu.tools import gpu_available
 from ..submission import collect
@@ -53,8 +53,7 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         graders = []
         grader_kernels = grader_folder(cfg) if device == "gpu" else None
         shared_gpu = timing.SharedGpu(alone=device != "gpu")
-        ncu = NcuTogether() if device == "gpu" else None  # one ncu run for the grade
-        racecheck = RacecheckTogether() if device == "gpu" else None  # and one racecheck run
+        ncu = NcuTogether() if device == "gpu" else None
         correct = CorrectTogether() if device == "gpu" else None  # one correctness runner for the grade
         timed = TimingTogether(shared_gpu) if device == "gpu" else None  # and one timing child
         for src in sources:
@@ -69,11 +68,10 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
             g.start_compile(pool)  # the builds make no CUDA context: they run before the GPU is this grade's
         if device == "gpu":
             gpu_phase.enter_context(hold_gpu(waited=waited))
-        if ncu is not None:  # the grade's tool runners first: a tool's start and its first kernel take seconds
+        if ncu is not None:  # the grade's one ncu runner first: ncu's start and its first kernel take seconds
             for g in ordered:
-                join_tools(g, ncu, racecheck)
+                join_ncu(g, ncu)
             ncu.start(waiting)
-            racecheck.start(waiting)
         futures_of = {}
         for g in ordered:
             futures_of[id(g)] = g.start_checks(pool, waiting)
@@ -83,7 +81,7 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
         planned = [(g, futures_of[id(g)]) for g in graders]
         def quiet():
             """Speed is timed while judging, one stage at a time, on the GPU this grade then holds alone: every other
-            child of the grade must have ended first (the tool runs and any stage they check again on its own too:
+            child of the grade must have ended first (the ncu run and any stage it profiles again on its own too:
             a context still alive would be another grade's "other process"). Only then does the timing child make
             its context; the first judge waits until it is prepared (none may compile or load while another times)."""
             for _, futures in planned:
@@ -91,7 +89,6 @@ def grade(submission, stage=None, device="auto", seed=None, cfg=None, progress=N
                     (f[0] if isinstance(f, tuple) else f).exception()
             if ncu is not None:
                 ncu.ended.wait()
-                racecheck.ended.wait()
             hold_alone(waited=waited)  # also waits for this process's grader-kernel compile (engine/kernels.py)
             shared_gpu.alone.set()
             for g in graders:

@@ -86,7 +86,7 @@ class Children:
         at most sibling_grace_s more: a correct kernel's child needs far less, a kernel that never ends costs
         one derived limit per stage, not one per child. `work`: seconds the child has left once it says its
         kernels are about to run (sandbox.run_child). `shared_with`: the other stages' graders whose work the
-        child also does (gpu/together.py: one ncu run and one racecheck run for a grade); any of their time-outs stops it, and its own
+        child also does (gpu/ncu_together.py: one ncu run for a grade); any of their time-outs stops it, and its own
         time-out is none of theirs: the caller runs their parts again, each on its own. `watch`: a LogWatch that
         stops a tool's child once its log decides (its `fired`)."""
         limits = self.sim_limits if job["device"] == "sim" else self.gpu_limits

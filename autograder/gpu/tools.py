@@ -145,28 +145,17 @@ def tool_tasks(g, pool):
     """Start the GPU tools' children of StageGrader `g` (they may run beside each other; timing runs later, alone)."""
     futures = {}
     if "races" in g.points:
-        joined = getattr(g, "racecheck_future", None)
-        if joined is not None:  # one racecheck run for the grade's stages (gpu/together.py, join_tools)
-            futures["racecheck"] = joined
-        else:
-            futures["racecheck"] = pool.submit(racecheck_run, g, _inputs(g, g.racecheck_shapes))
+        futures["racecheck"] = pool.submit(
+            _tool_run, g, "races", "compute-sanitizer",
+            lambda log: ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20",
+                         "--log-file", log), _inputs(g, g.racecheck_shapes), LogWatch(first_hazards))
     if any(k in g.points for k in NCU_KEYS):
         joined = getattr(g, "ncu_future", None)
-        if joined is not None:  # one ncu run for the grade's stages (gpu/together.py, join_tools)
+        if joined is not None:  # one ncu run for the grade's stages (NcuTogether, join_ncu)
             futures["ncu"] = joined
         else:
             futures["ncu"] = pool.submit(_tool_run, g, "ncu", "ncu", _ncu_args, _inputs(g, [ncu_shape(g.cfg)]))
     return futures
-
-
-def racecheck_args(log):
-    """compute-sanitizer's arguments for racecheck: API errors are the runner's own business, not the kernel's."""
-    return ("--tool", "racecheck", "--report-api-errors", "no", "--print-limit", "20", "--log-file", log)
-
-
-def racecheck_run(g, inputs):
-    """Stage `g`'s own racecheck run, stopped at its first hazard reports (first_hazards)."""
-    return _tool_run(g, "races", "compute-sanitizer", racecheck_args, inputs, LogWatch(first_hazards))
 
 
 def _ncu_args(log):

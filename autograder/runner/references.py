@@ -135,7 +135,7 @@ def zero_kernel(X):
 
 def warm_up():
     """One launch of an empty kernel: a runner under ncu pays the profiler's set-up on its first profiled kernel,
-    and pays it here, while it waits for its plans (gpu/together.py). The kernel is PTX written here, so
+    and pays it here, while it waits for its plans (gpu/ncu_together.py). The kernel is PTX written here, so
     nothing compiles (numba's compile of a kernel takes 0.3-0.5 s of the runner's start)."""
     from autograder.runner.plan_launch import Loaded, launcher
     major, minor = cuda.current_context().device.compute_capability
