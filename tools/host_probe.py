@@ -11,7 +11,9 @@ CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how lo
 - **ncu on one GPU**: two processes under ncu, each launching the stage 2, 3 and 4 solutions at N x N, started
   together, with their own temporary folders (ncu's own lock file cannot see the other: the grader's sandboxes) or
   a shared one (it can), and one whose context is made while the other profiles, its kernels launched once the
-  other ended. Each says whether its counters came back (gpu/tools.ncu_facts) and when its kernels ran.
+  other ended. Each says whether its counters came back (gpu/tools.ncu_facts) and when its kernels ran;
+- **ncu on every GPU at once**: one such process on each GPU, each with its own folder (as the grader gives them):
+  whether their kernels' profiling overlaps, or ncu profiles one GPU of the host at a time.
 """
 import argparse
 import json
@@ -138,6 +140,26 @@ def ncu_pairs(prog, ncu, n, folder):
     return rows
 
 
+def ncu_across(prog, ncu, n, folder, gpus):
+    """One ncu run on each GPU, started together, each with its own temporary folder (the grader gives each GPU its
+    own): [(gpu, facts, status, context made at s, kernels' [start, end] from the batch's start)], the batch's wall
+    time, and how many GPUs profiled at the busiest moment (1: ncu profiles one GPU of the host at a time)."""
+    logs = [os.path.join(folder, f"across-{gpu}.log") for gpu in gpus]
+    results, wall = batch(prog, gpus, lambda log: (ncu, *_ncu_args(log)), mode="tiles", n=n,
+                          tmpdirs=[tempfile.mkdtemp(dir=folder) for _ in gpus], logs=logs)
+    runs, spans = [], []
+    for gpu, (probe, status, log) in zip(gpus, results):
+        result = types.SimpleNamespace(problem="" if status == 0 else f"exit {status}", facts={}, log="")
+        mine = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
+            if probe else []
+        if mine:
+            spans.append((mine[0][0], mine[-1][1]))
+        runs.append((gpu, ncu_facts(result, log), status, round(probe["ctx_at"] - probe["origin"], 2)
+                     if probe else None, mine))
+    busiest = max((sum(b <= t < e for b, e in spans) for t, _ in spans), default=0)
+    return runs, wall, busiest
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=4)
@@ -158,6 +180,14 @@ def main(argv=None):
                         f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
                     print(f"| {label} | {i + 1} | {status} | {counters} | {ctx_at} | {spans} | {wall:.1f} |",
                           flush=True)
+            runs, wall, busiest = ncu_across(prog, ncu, args.n, folder, gpus)
+            print(f"\n| ncu on every GPU at once | status | counters | context made at s | kernels ran s |\n"
+                  "|---|---|---|---|---|")
+            for gpu, facts, status, ctx_at, spans in runs:
+                counters = facts["problem"][:60] if "problem" in facts else (
+                    f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
+                print(f"| GPU {gpu} | {status} | {counters} | {ctx_at} | {spans} |", flush=True)
+            print(f"\nBatch wall {wall:.1f} s; GPUs profiling at the busiest moment: {busiest} of {len(gpus)}.")
         print("\n| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
               "failed |\n|---|---|---|---|---|---|---|---|")
         fmt = lambda v: "-" if v is None else f"{v:.2f}"

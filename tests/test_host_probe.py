@@ -1,0 +1,19 @@
+"""tools/host_probe.py's ncu-on-every-GPU row says how many GPUs ncu profiled at once, from each run's kernel times
+(the probe itself runs on a GPU machine)."""
+
+from tools import host_probe
+
+
+def fake_batch(spans):
+    def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, logs=None, extra_env=None):
+        out = [({"origin": 100.0, "ctx_at": 101.0, "launches": [[100.0 + b, 100.0 + e]]}, 0, "") for b, e in spans]
+        return out, 9.0
+    return batch
+
+def test_ncu_across_counts_the_gpus_profiling_at_once(monkeypatch, tmp_path):
+    monkeypatch.setattr(host_probe, "ncu_facts", lambda result, log: {"problem": "no log"})
+    monkeypatch.setattr(host_probe, "batch", fake_batch([(2, 4), (4, 6), (6, 8)]))
+    runs, wall, busiest = host_probe.ncu_across("prog", "ncu", 64, str(tmp_path), [0, 1, 2])
+    assert busiest == 1 and wall == 9.0 and [r[4] for r in runs] == [[[2.0, 4.0]], [[4.0, 6.0]], [[6.0, 8.0]]]
+    monkeypatch.setattr(host_probe, "batch", fake_batch([(2, 5), (3, 6), (7, 8)]))
+    assert host_probe.ncu_across("prog", "ncu", 64, str(tmp_path), [0, 1, 2])[2] == 2
