@@ -15,8 +15,19 @@ def test_time_breakdown_splits_children_into_startup_and_work():
                 {"task": "run", "wall_s": 30.0, "work_s": None, "cpu_s": None}]  # killed: no facts
     t = time_breakdown(children, 20.0)
     assert t == {"total_s": 20.0, "children": 4, "children_s": 43.0, "startup_s": 4.5, "checks_s": 8.5,
-                 "compile_s": 3.0, "speed_s": 6.0, "cpu_s": 9.25, "imports_s": 1.5, "module_s": 0.75,
-                 "cuda_ctx_s": 0.75, "outside_s": 3.0}
+                 "compile_s": 3.0, "speed_s": 6.0, "ncu_s": 0, "racecheck_s": 0, "cpu_s": 9.25, "imports_s": 1.5,
+                 "module_s": 0.75, "cuda_ctx_s": 0.75, "outside_s": 3.0}
+
+
+def test_time_breakdown_counts_the_grades_one_timing_child_and_each_gpu_tool():
+    """On a GPU a grade times every stage in one child (task speed_parts) and runs ncu and racecheck under the
+    tool: an instructor's "timing on the GPU" and a class benchmark's tool times come from these."""
+    children = [{"task": "speed_parts", "wall_s": 2.5, "work_s": 2.0, "cpu_s": 1.0},
+                {"task": "gpu tool", "tool": "ncu", "wall_s": 8.0, "work_s": None, "cpu_s": None},
+                {"task": "gpu tool", "tool": "compute-sanitizer", "wall_s": 3.5, "work_s": None, "cpu_s": None},
+                {"task": "gpu tool", "tool": "compute-sanitizer", "wall_s": 4.0, "work_s": None, "cpu_s": None}]
+    t = time_breakdown(children, 12.0)
+    assert (t["speed_s"], t["ncu_s"], t["racecheck_s"]) == (2.5, 8.0, 7.5)
 
 
 def test_the_graders_own_trouble_counts_neither_way_and_flags_a_regrade(grade_text, monkeypatch):

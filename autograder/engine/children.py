@@ -2,6 +2,7 @@
 its limit stops the stage's others after a grace (fail fast); a correctness child that ended early is run again for
 the groups it did not reach. Nothing here imports student code: each child is sandboxed (autograder/sandbox)."""
 import math
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -111,6 +112,7 @@ class Children:
                                    cut, turn, work, dirs)
         task = result.facts.get("seconds") if isinstance(result.facts.get("seconds"), (int, float)) else None
         self.children.append({"task": job["task"] if not wrapper else "gpu tool", "wall_s": result.seconds,
+                              "tool": os.path.basename(wrapper[0]) if wrapper else None,
                               "work_s": task, "stage": self.stage.name, "what": what, "began": began,
                               "cpu_s": result.facts.get("cpu_s") if not wrapper else None,
                               "profile": {k: result.facts[k] for k in ("phases", "cuda_init_s", "clock_s",

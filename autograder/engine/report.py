@@ -138,20 +138,26 @@ def gpu_summary(per_stage):
 def time_breakdown(children, total):
     """Where a grade's seconds went. Children overlap, so their sums can exceed the total: children_s is the
     children's wall time summed, startup_s the part of it before and after their task (interpreter, imports,
-    CUDA start-up, sandbox), checks_s their task time, compile_s the compile children (on a GPU the build children) and speed_s the timing children,
+    CUDA start-up, sandbox), checks_s their task time, compile_s the compile children (on a GPU the build
+    children) and speed_s the timing children (a grade's one timing child too, its waits for the GPU included),
     cpu_s the CPU seconds the children reported (every thread; the GPU tools' own processes not counted). Start-up
     costs inside those, where the children reported them: imports_s (the grader's imports in the child),
     module_s (the student module, Numba with it) and cuda_ctx_s (CUDA contexts), both counted in checks_s,
     and outside_s (the sandbox, the interpreter's start, the hand-back of results: a child's wall time outside
-    its own Python code)."""
+    its own Python code). ncu_s and racecheck_s are the GPU tools' runs, each from its start to its end, waits for
+    the GPU's ncu lock included (gpu/tools.ToolTurn)."""
     def wall(*kinds):
         return sum(c["wall_s"] for c in children if not kinds or c["task"] in kinds)
+
+    def tool(name):
+        return round(sum(c["wall_s"] for c in children if c.get("tool") == name), 2)
     worked = [c for c in children if c["work_s"] is not None]
     phase = lambda c, key: ((c.get("profile") or {}).get("phases") or {}).get(key) or 0.0
     return {"total_s": round(total, 2), "children": len(children), "children_s": round(wall(), 2),
             "startup_s": round(sum(c["wall_s"] - c["work_s"] for c in worked), 2),
             "checks_s": round(sum(c["work_s"] for c in worked), 2), "compile_s": round(wall("compile", "build"), 2),
-            "speed_s": round(wall("speed"), 2),
+            "speed_s": round(wall("speed", "speed_parts"), 2),
+            "ncu_s": tool("ncu"), "racecheck_s": tool("compute-sanitizer"),
             "cpu_s": round(sum(c.get("cpu_s") or 0.0 for c in children), 2),
             "imports_s": round(sum(phase(c, "imports_s") for c in worked), 2),
             "module_s": round(sum(phase(c, "module_s") for c in worked), 2),
