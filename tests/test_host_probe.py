@@ -10,6 +10,7 @@ def fake_batch(spans):
         return out, 9.0
     return batch
 
+
 def test_ncu_across_counts_the_gpus_profiling_at_once(monkeypatch, tmp_path):
     monkeypatch.setattr(host_probe, "ncu_facts", lambda result, log: {"problem": "no log"})
     monkeypatch.setattr(host_probe, "batch", fake_batch([(2, 4), (4, 6), (6, 8)]))

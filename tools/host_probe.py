@@ -119,7 +119,7 @@ def contexts(prog, gpus, sanitizer, ncu, folder, extra_env=None):
 
 
 def ncu_pairs(prog, ncu, n, folder):
-    """Two ncu runs on GPU 0: (label, [(facts, status, kernels' [start, end] from the pair's start)], wall)."""
+    """Two ncu runs on GPU 0: (label, [ncu_run of each], the pair's wall time)."""
     cases = [("own temporary folders, together", False, [0, 0]),
              ("one shared temporary folder, together", True, [0, 0]),
              ("own folders, the second's kernels after the first ended", False, [0, 12])]
@@ -129,15 +129,23 @@ def ncu_pairs(prog, ncu, n, folder):
         logs = [os.path.join(folder, f"pair-{len(rows)}-{i}.log") for i in range(2)]
         results, wall = batch(prog, [0, 0], lambda log: (ncu, *_ncu_args(log)), mode="tiles", n=n, waits=waits,
                               tmpdirs=tmp, logs=logs)
-        runs = []
-        for probe, status, log in results:
-            result = types.SimpleNamespace(problem="" if status == 0 else f"exit {status}", facts={}, log="")
-            facts = ncu_facts(result, log)
-            spans = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
-                if probe else []
-            runs.append((facts, status, round(probe["ctx_at"] - probe["origin"], 2) if probe else None, spans))
-        rows.append((label, runs, wall))
+        rows.append((label, [ncu_run(probe, status, log) for probe, status, log in results], wall))
     return rows
+
+
+def ncu_run(probe, status, log):
+    """(facts, exit status, context made at s, kernels' [start, end]) of one process under ncu, the times from its
+    batch's start."""
+    result = types.SimpleNamespace(problem="" if status == 0 else f"exit {status}", facts={}, log="")
+    spans = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
+        if probe else []
+    return ncu_facts(result, log), status, round(probe["ctx_at"] - probe["origin"], 2) if probe else None, spans
+
+
+def counters(facts):
+    """A run's counters for a table cell: its kernels and global loads, or why it has none."""
+    return facts["problem"][:60] if "problem" in facts else (
+        f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
 
 
 def ncu_across(prog, ncu, n, folder, gpus):
@@ -147,15 +155,8 @@ def ncu_across(prog, ncu, n, folder, gpus):
     logs = [os.path.join(folder, f"across-{gpu}.log") for gpu in gpus]
     results, wall = batch(prog, gpus, lambda log: (ncu, *_ncu_args(log)), mode="tiles", n=n,
                           tmpdirs=[tempfile.mkdtemp(dir=folder) for _ in gpus], logs=logs)
-    runs, spans = [], []
-    for gpu, (probe, status, log) in zip(gpus, results):
-        result = types.SimpleNamespace(problem="" if status == 0 else f"exit {status}", facts={}, log="")
-        mine = [[round(b - probe["origin"], 2), round(e - probe["origin"], 2)] for b, e in probe["launches"]] \
-            if probe else []
-        if mine:
-            spans.append((mine[0][0], mine[-1][1]))
-        runs.append((gpu, ncu_facts(result, log), status, round(probe["ctx_at"] - probe["origin"], 2)
-                     if probe else None, mine))
+    runs = [(gpu, *ncu_run(*result)) for gpu, result in zip(gpus, results)]
+    spans = [(mine[0][0], mine[-1][1]) for *_, mine in runs if mine]
     busiest = max((sum(b <= t < e for b, e in spans) for t, _ in spans), default=0)
     return runs, wall, busiest
 
@@ -176,17 +177,13 @@ def main(argv=None):
                   "pair wall s |\n|---|---|---|---|---|---|---|")
             for label, runs, wall in ncu_pairs(prog, ncu, args.n, folder):
                 for i, (facts, status, ctx_at, spans) in enumerate(runs):
-                    counters = facts["problem"][:60] if "problem" in facts else (
-                        f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
-                    print(f"| {label} | {i + 1} | {status} | {counters} | {ctx_at} | {spans} | {wall:.1f} |",
+                    print(f"| {label} | {i + 1} | {status} | {counters(facts)} | {ctx_at} | {spans} | {wall:.1f} |",
                           flush=True)
             runs, wall, busiest = ncu_across(prog, ncu, args.n, folder, gpus)
             print(f"\n| ncu on every GPU at once | status | counters | context made at s | kernels ran s |\n"
                   "|---|---|---|---|---|")
             for gpu, facts, status, ctx_at, spans in runs:
-                counters = facts["problem"][:60] if "problem" in facts else (
-                    f"{facts['kernels']} kernels, {facts[LOADS]:,.0f} global loads")
-                print(f"| GPU {gpu} | {status} | {counters} | {ctx_at} | {spans} |", flush=True)
+                print(f"| GPU {gpu} | {status} | {counters(facts)} | {ctx_at} | {spans} |", flush=True)
             print(f"\nBatch wall {wall:.1f} s; GPUs profiling at the busiest moment: {busiest} of {len(gpus)}.")
         print("\n| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
               "failed |\n|---|---|---|---|---|---|---|---|")
