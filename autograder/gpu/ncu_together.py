@@ -30,10 +30,10 @@ class NcuTogether:
     a CUDA context: 2.8-5.5 s a stage on an H100) and two cannot profile on one GPU at once, so three stages' runs
     one after another set a grade's length (BENCHMARKS.md, 2026-11-25). Here one runner launches each stage's
     checked plan at the timed size in turn, from that stage's own PTX, under one ncu; ncu numbers the kernels it
-    profiles in launch order, and the runner says how many launches each stage's plan made, so each stage gets its own kernels'
-    counters alone. Where that accounting does not hold (the runner failed or was stopped, a launch failed, the
-    counts disagree), each stage not accounted for is profiled again on its own, as before: a stage never loses
-    its verdict for another's sake."""
+    profiles in launch order, and the runner says how many launches each stage's plan made, so each stage gets its
+    own kernels' counters alone. Where that accounting does not hold (the runner failed or was stopped, a launch
+    failed, the counts disagree), each stage not accounted for is profiled again on its own, as before: a stage
+    never loses its verdict for another's sake."""
 
     def __init__(self):
         self.members = []  # (grader, generator of its inputs, future)
