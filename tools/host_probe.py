@@ -13,7 +13,11 @@ CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how lo
   a shared one (it can), and one whose context is made while the other profiles, its kernels launched once the
   other ended. Each says whether its counters came back (gpu/tools.ncu_facts) and when its kernels ran;
 - **ncu on every GPU at once**: one such process on each GPU, each with its own folder (as the grader gives them):
-  whether their kernels' profiling overlaps, or ncu profiles one GPU of the host at a time.
+  whether their kernels' profiling overlaps, or ncu profiles one GPU of the host at a time;
+- **contexts in the grader's sandbox**: the process in the sandbox of a GPU child (sandbox/box.py), seeing every
+  GPU's device file or only its own GPU's (sandbox/devices.py), and which GPUs CUDA then shows it.
+
+`--rows` picks some of them (ncu, contexts, sandbox).
 """
 import argparse
 import json
@@ -65,6 +69,18 @@ else:
         launches.append([began, time.time()])
 print("PROBE " + json.dumps({{"start": t0, "imports": t_import - t0, "ctx": t_ctx - t_import, "ctx_at": t_ctx,
                              "launches": launches, "end": time.time()}}), flush=True)
+"""
+
+
+SANDBOX_PROG = """
+import json, time
+t0 = time.time()
+from numba import cuda
+t_import = time.time()
+ctx = cuda.current_context()
+t_ctx = time.time()
+print("PROBE " + json.dumps({"start": t0, "imports": t_import - t0, "ctx": t_ctx - t_import, "ctx_at": t_ctx,
+                             "gpus": len(cuda.gpus), "uuid": str(ctx.device.uuid), "end": time.time()}), flush=True)
 """
 
 
@@ -161,18 +177,80 @@ def ncu_across(prog, ncu, n, folder, gpus):
     return runs, wall, busiest
 
 
+def sandboxed(gpus, own):
+    """Processes made at once, one for each entry of `gpus`, each in a GPU child's sandbox that shows it its own
+    GPU's device file (`own`) or every GPU's: [(probe dict or None, exit status, output tail, the GPU's UUID)]."""
+    from autograder.sandbox.backends import backend
+    from autograder.sandbox.box import Box, child_env
+    from autograder.sandbox.devices import child_gpu
+    name, _ = backend("auto")
+    boxes, procs, started = [], [], time.time()
+    for gpu in gpus:
+        box = Box(name, {}, "gpu", {})
+        found = child_gpu({"CUDA_VISIBLE_DEVICES": str(gpu)})
+        box.gpu = found if own else None
+        box.__enter__()
+        os.makedirs(box.path("tmp"))
+        script = box.path("probe-src.py")
+        with open(script, "w") as f:
+            f.write(SANDBOX_PROG)
+        inside = box.place("probe.py", source=script)
+        env = box.env({**child_env("gpu", "/tmp"), "CUDA_VISIBLE_DEVICES": str(gpu)})
+        procs.append(subprocess.Popen(box.command([sys.executable, "-I", inside]), stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, env=env, cwd=box.path("tmp")))
+        boxes.append((box, found.uuid if found else None))
+    out = []
+    for (box, uuid), p in zip(boxes, procs):
+        text, _ = p.communicate()
+        box.__exit__(None, None, None)
+        line = next((ln for ln in text.splitlines() if ln.startswith("PROBE ")), None)
+        probe = json.loads(line[6:]) if line else None
+        if probe:
+            probe["origin"] = started
+        out.append((probe, p.returncode, text[-300:], uuid))
+    return out, time.time() - started
+
+
+def sandbox_rows(gpus):
+    """Rows of the sandbox table: per view and layout, the context times, the GPUs CUDA showed, whether device 0
+    was the GPU the process was given (each batch twice: the first may find a GPU that has been idle)."""
+    layouts = [("1 process, GPU 0", [0]), (f"{len(gpus)} at once, one a GPU", gpus),
+               (f"{2 * len(gpus)} at once, two a GPU", [g for g in gpus for _ in range(2)])]
+    rows = []
+    for own in (False, True):
+        for lname, layout in layouts:
+            for _ in range(2):
+                results, wall = sandboxed(layout, own)
+            ok = [r for r, status, _, _ in results if r and status == 0]
+            ctx = [r["ctx"] for r in ok]
+            right = sum(r["uuid"] == uuid for r, status, _, uuid in results if r and status == 0)
+            tails = [tail for r, status, tail, _ in results if not (r and status == 0)]
+            rows.append(("its own GPU's" if own else "every GPU's", lname, len(ok), len(results),
+                         statistics.median(ctx) if ctx else None, max(ctx) if ctx else None,
+                         sorted({r["gpus"] for r in ok}), right, wall, tails[:1]))
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=4)
     p.add_argument("--n", type=int, default=2048)
+    p.add_argument("--rows", default="ncu,contexts,sandbox", help="which tables: ncu, contexts, sandbox")
     args = p.parse_args(argv)
+    rows = set(args.rows.split(","))
     ncu, sanitizer = find_tool("ncu"), find_tool("compute-sanitizer")
     gpus = list(range(args.gpus))
     with tempfile.TemporaryDirectory() as folder:
         prog = os.path.join(folder, "prog.py")
         with open(prog, "w") as f:
             f.write(PROG.format(solutions=os.path.join(ROOT, "solutions")))
-        if ncu:
+        if "sandbox" in rows:
+            print("| device files seen | processes | ran | context median s | context max s | GPUs CUDA showed | "
+                  "device 0 is its GPU | batch wall s | a failure |\n|---|---|---|---|---|---|---|---|---|")
+            for seen, lname, ok, total, med, mx, shown, right, wall, tail in sandbox_rows(gpus):
+                print(f"| {seen} | {lname} | {ok}/{total} | {_fmt(med)} | {_fmt(mx)} | {shown} | {right}/{ok} | "
+                      f"{wall:.2f} | {tail[0][-120:] if tail else ''} |", flush=True)
+        if ncu and "ncu" in rows:
             print("| two ncu runs on GPU 0 | run | status | counters | context made at s | kernels ran s | "
                   "pair wall s |\n|---|---|---|---|---|---|---|")
             for label, runs, wall in ncu_pairs(prog, ncu, args.n, folder):
@@ -185,15 +263,21 @@ def main(argv=None):
             for gpu, facts, status, ctx_at, spans in runs:
                 print(f"| GPU {gpu} | {status} | {counters(facts)} | {ctx_at} | {spans} |", flush=True)
             print(f"\nBatch wall {wall:.1f} s; GPUs profiling at the busiest moment: {busiest} of {len(gpus)}.")
+        if "contexts" not in rows:
+            return 0
         print("\n| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
               "failed |\n|---|---|---|---|---|---|---|---|")
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        fmt = _fmt
         for env in ({}, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}):
             named = " ".join(f"{k}={v}" for k, v in env.items())
             for w, lname, ok, total, med, mx, span, wall, bad in contexts(prog, gpus, sanitizer, ncu, folder, env):
                 print(f"| {w} {named} | {lname} | {ok}/{total} | {fmt(med)} | {fmt(mx)} | {fmt(span)} | {wall:.2f} | "
                       f"{bad or ''} |", flush=True)
     return 0
+
+
+def _fmt(value):
+    return "-" if value is None else f"{value:.2f}"
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from .devices import child_gpu
 from .paths import BOX_JOB, BOX_KERNELS
 from .view import SYSTEM_DIRS, TOOL_DIRS, DEFAULT_SCRATCH_BYTES, _under, bwrap_argv, unshare_argv, view
 
@@ -59,6 +60,12 @@ class Box:
         self.outputs = []  # (file in this box, the wrapper's path for it)
         self.uid = None
         self.slot_file = None
+        # in a sandbox a GPU child sees its own GPU's device file only, and is told that GPU by UUID
+        self.gpu = child_gpu() if device == "gpu" and name != "none" else None
+
+    def env(self, env):
+        """The child's environment with its GPU named as the sandbox shows it."""
+        return {**env, "CUDA_VISIBLE_DEVICES": self.gpu.uuid} if self.gpu is not None else env
 
     def __enter__(self):
         self.dir = tempfile.mkdtemp(prefix="grade-")   # 0700, the parent's: the child never sees it by name
@@ -116,7 +123,7 @@ class Box:
         inner = (setpriv(self.uid) if self.uid is not None else []) + list(self.wrapper) + list(inner)
         self.tool_outputs()
         entries = view(self.files, self.device, self.wrapper, self.scratch_bytes, self.outputs,
-                       [(host, f"{BOX_KERNELS}/{n}", writable) for host, n, writable in self.dirs])
+                       [(host, f"{BOX_KERNELS}/{n}", writable) for host, n, writable in self.dirs], self.gpu)
         if self.name == "bwrap":
             return bwrap_argv(entries, inner, is_root())
         os.mkdir(self.path("root"), 0o700)

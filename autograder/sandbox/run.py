@@ -45,7 +45,7 @@ def _limit(limits, key):
 def _env(job, scratch, box):
     """The child's environment; a GPU tool sharing a folder with the tool's other runs on the GPU (ncu's lock file,
     gpu/tools.ToolTurn) has it as its TMPDIR."""
-    env = child_env(job["device"], scratch)
+    env = box.env(child_env(job["device"], scratch))
     if job.get("tool_tmp"):
         env["TMPDIR"] = box.dir_inside("tool_tmp")
     return env

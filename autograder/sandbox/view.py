@@ -33,11 +33,12 @@ def _host_paths():
     return paths
 
 
-def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs=(), dirs=()):
+def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs=(), dirs=(), gpu=None):
     """The sandbox's file system as a list of (op, source, destination).
 
     files: {name: host path} shown as /job/<name> (result.npz writable); outputs: (host file, path
-    inside) pairs the child may write, such as a tool's log; dirs: (host folder, path inside, writable)."""
+    inside) pairs the child may write, such as a tool's log; dirs: (host folder, path inside, writable);
+    gpu: the child's GPU (devices.ChildGpu), whose device files alone it sees, else it sees every GPU's."""
     entries, bound = [], []
 
     def ro(path):
@@ -65,7 +66,8 @@ def view(files, device, wrapper=(), scratch_bytes=DEFAULT_SCRATCH_BYTES, outputs
     for name, path in files.items():
         entries.append(("rw" if name == "result.npz" else "ro", path, f"{BOX_JOB}/{name}"))
     if device == "gpu":
-        entries += [("dev", p, p) for p in sorted(glob.glob("/dev/nvidia*"))]
+        nodes = gpu.device_files() if gpu is not None else sorted(glob.glob("/dev/nvidia*"))
+        entries += [("dev", p, p) for p in nodes]
     if wrapper:
         ro(os.path.dirname(os.path.realpath(wrapper[0])))   # the tool's own installation
         for path in TOOL_DIRS:
