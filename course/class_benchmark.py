@@ -167,6 +167,17 @@ class CpuByProgram:
         return [r for r in rows[:top] if r[2] > 0]
 
 
+def workers_busy(run):
+    """(the submissions' own seconds summed, the worker processes that graded them, the share of the class's wall
+    time they were busy). Efficiency is the product of two things this separates: what a grade costs as more GPUs
+    work at once (the sum), and how well the workers were kept fed (the share: the class's start, and its end,
+    where the last grades run while other workers have nothing left)."""
+    per = run["students"].values()
+    summed = sum(v["execution_time"] for v in per)
+    workers = len({(v.get("worker") or {}).get("pid") for v in per} - {None}) or run["count"]
+    return summed, workers, summed / (workers * run["wall_s"]) if run["wall_s"] else 0.0
+
+
 def medians(per_student):
     keys = sorted({k for v in per_student.values() for k, x in v["timing"].items()
                    if k.endswith("_s") and isinstance(x, (int, float))})
@@ -282,6 +293,10 @@ def summarize(out, runs, roster, device, seed, check_timeout):
             print(f"{r['count']}: host CPUs busy {cpu.get('busy', 0) / r['wall_s']:.1f} on average, "
                   f"steal {cpu.get('steal', 0) / r['wall_s']:.2f} (CPU s per s of the run); CPU s by program: "
                   + ", ".join(f"{name} {c:g} ({n})" for name, n, c in r.get("cpu_by_program", [])[:8]))
+    for r in runs:
+        summed, workers, busy = workers_busy(r)
+        print(f"{r['count']}: the submissions' own seconds sum to {summed:.1f} s ({summed / len(roster):.1f} s a "
+              f"submission); its workers ({workers}) were busy {busy:.0%} of the class's wall time")
     for r in runs:
         per_kind = {}
         for student, v in r["students"].items():

@@ -420,8 +420,8 @@ def test_class_benchmark_merges_runs_graded_apart(tmp_path, capsys):
 
     def run(count, wall, score):
         return {"count": count, "wall_s": wall, "median_per_submission": {"total_s": 1.0},
-                "students": {"s001": {"score": score, "checks": [["speed", "passed", score]], "execution_time": 1,
-                                      "timing": {}, "worker": {}}}}
+                "students": {"s001": {"score": score, "checks": [["speed", "passed", score]], "execution_time": 26,
+                                      "timing": {}, "worker": {"pid": 7}}}}
     paths = []
     for count, wall, score in ((1, 100.0, 5), (2, 52.0, 5)):
         path = tmp_path / f"b{count}.json"
@@ -429,7 +429,9 @@ def test_class_benchmark_merges_runs_graded_apart(tmp_path, capsys):
                                     "check_timeout_s": 60, "runs": [run(count, wall, score)]}))
         paths.append(str(path))
     assert class_benchmark.main([str(tmp_path / "m"), "--merge", *paths]) == 0
-    assert "1: speed checks timed again because the GPU was shared: none" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1: speed checks timed again because the GPU was shared: none" in out
+    assert "2: the submissions' own seconds sum to 26.0 s (26.0 s a submission); its workers (1) were busy 50% " in out
     merged = json.loads((tmp_path / "m" / "benchmark.json").read_text())
     assert merged["efficiency"] == {"1": 1.0, "2": round(100 / 104, 3)} and merged["verdicts_identical"]
     bad = json.loads(open(paths[1]).read())
