@@ -27,7 +27,8 @@ What a child sees (bwrap and unshare: a fresh root file system, read-only)
   /job/result.npz: the one writable file outside /tmp, owned by the child;
   /tmp (also HOME, TMPDIR, cwd): an empty tmpfs of ``scratch_bytes``;
   /proc of its own PID namespace; /dev with null, zero, random, urandom, tty;
-  on the GPU tier also /dev/nvidia*; for a tool wrapper (compute-sanitizer,
+  on the GPU tier also the driver's control files and its own GPU's
+  /dev/nvidiaN, no other GPU's (devices.py); for a tool wrapper (compute-sanitizer,
   ncu) the tool's installation and, at the log path the grader chose, a
   file of the child's own that is copied back afterwards. The tool runs as
   the child's uid (compute-sanitizer and ncu lose a target of another uid).
