@@ -178,6 +178,24 @@ def workers_busy(run):
     return summed, workers, summed / (workers * run["wall_s"]) if run["wall_s"] else 0.0
 
 
+def idle_times(run):
+    """Where the class's wall time had no grade running on a worker: (s from the run's start to its first grade, s
+    from its last grade's end to the run's end, the median s a worker waited between two of its grades), from each
+    grade's start and length (course record `worker`); None where the run did not record them."""
+    per = [v for v in run["students"].values() if (v.get("worker") or {}).get("began_at") and v.get("execution_time")]
+    if not per or not run.get("started_at"):
+        return None
+    by_worker = {}
+    for v in per:
+        by_worker.setdefault(v["worker"].get("pid"), []).append((v["worker"]["began_at"],
+                                                                  v["worker"]["began_at"] + v["worker"]["wall_s"]))
+    gaps = [b2 - e1 for spans in by_worker.values() for (_, e1), (b2, _) in zip(sorted(spans), sorted(spans)[1:])]
+    first = min(b for spans in by_worker.values() for b, _ in spans)
+    last = max(e for spans in by_worker.values() for _, e in spans)
+    return (first - run["started_at"], run["started_at"] + run["wall_s"] - last,
+            statistics.median(gaps) if gaps else 0.0)
+
+
 def medians(per_student):
     keys = sorted({k for v in per_student.values() for k, x in v["timing"].items()
                    if k.endswith("_s") and isinstance(x, (int, float))})
@@ -244,7 +262,7 @@ def main(argv=None):
                "--gpus" if device == "gpu" else "--workers", str(n)]
         if device == "gpu" and args.gpu_workers:
             cmd += ["--gpu-workers", str(args.gpu_workers)]
-        started, cpu_before = time.perf_counter(), host_cpu()
+        started, started_at, cpu_before = time.perf_counter(), time.time(), host_cpu()
         with CpuByProgram() as sampled:
             proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
@@ -257,7 +275,8 @@ def main(argv=None):
                   file=sys.stderr)
             return 1
         per_student = verdicts(course, roster)
-        runs.append({"count": n, "wall_s": round(wall, 1), "median_per_submission": medians(per_student),
+        runs.append({"count": n, "wall_s": round(wall, 1), "started_at": round(started_at, 3),
+                     "median_per_submission": medians(per_student),
                      "host_cpu_s": cpu, "cpu_by_program": sampled.programs(), "students": per_student})
         print(f"{n} {'GPUs' if device == 'gpu' else 'workers'}: {wall:.1f} s for {len(roster)} submissions "
               f"({wall / len(roster):.1f} s each)", flush=True)
@@ -297,6 +316,10 @@ def summarize(out, runs, roster, device, seed, check_timeout):
         summed, workers, busy = workers_busy(r)
         print(f"{r['count']}: the submissions' own seconds sum to {summed:.1f} s ({summed / len(roster):.1f} s a "
               f"submission); its workers ({workers}) were busy {busy:.0%} of the class's wall time")
+        idle = idle_times(r)
+        if idle:
+            print(f"{r['count']}: the first grade began {idle[0]:.1f} s after the run started, the last ended "
+                  f"{idle[1]:.1f} s before it ended; between two of its grades a worker waited {idle[2]:.2f} s (median)")
     for r in runs:
         per_kind = {}
         for student, v in r["students"].items():

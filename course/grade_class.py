@@ -115,7 +115,7 @@ class ClassGrader(ClassRecords):
         from autograder.engine import report as results
         from autograder.submission import SubmissionError
         problems = []
-        started = time.perf_counter()
+        started, began_at = time.perf_counter(), time.time()
         try:
             linked = linked_folder_note(folder)
             if linked:
@@ -146,6 +146,7 @@ class ClassGrader(ClassRecords):
             student, self.assignment, self.cfg, stage_scores, sub_hash, problems + list(report.problems),
             grading_key=key, timestamp=timestamp, seed=report.seed,
             worker={"host": socket.gethostname(), "pid": os.getpid(), "wall_s": round(time.perf_counter() - started, 2),
+                    "began_at": round(began_at, 3),
                     "gpu": os.environ.get("CUDA_VISIBLE_DEVICES") if self.device == "gpu" else None,
                     "slurm_job": os.environ.get("SLURM_JOB_ID")})
         return out
@@ -200,7 +201,7 @@ class ClassGrader(ClassRecords):
         # by an earlier run, collected below, can only shorten the list they were planned for.)
         planned = self.todo(found)
         slots, jobs = self.plan(len(planned)) if planned else ([], None)
-        pools = self.start_workers(slots) if slots and (len(slots) > 1 or self.device == "gpu") else []
+        pools = self.start_workers(slots, jobs) if slots and (len(slots) > 1 or self.device == "gpu") else []
         done, failed, clean = 0, [], False
         try:
             with self.collecting() as gb:
@@ -272,9 +273,11 @@ class ClassGrader(ClassRecords):
             for student, note in notes:
                 self.say(f"  {student}: {note}")
 
-    def start_workers(self, slots):
-        """One spawned worker process per slot, started now (course/schedule/pool.py); a GPU worker warms up."""
-        return pool.start_workers(slots, self.cfg if self.device == "gpu" else None)
+    def start_workers(self, slots, jobs=None):
+        """One spawned worker process per slot, started now (course/schedule/pool.py); each makes its grader at once,
+        and a GPU worker warms up."""
+        return pool.start_workers(slots, self.cfg if self.device == "gpu" else None,
+                                  (type(self), self.course, self.assignment, self.device, self.seed, jobs))
 
     def finish(self):
         """Rewrite grades.csv and lms_upload.csv from the stored results, then print the summary (course/summary.py)."""

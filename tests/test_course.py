@@ -319,7 +319,7 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
     order = []
     grader = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"), workers=2)
     start, collecting = grader.start_workers, grader.collecting
-    monkeypatch.setattr(grader, "start_workers", lambda slots: order.append("workers") or start(slots))
+    monkeypatch.setattr(grader, "start_workers", lambda *a: order.append("workers") or start(*a))
     monkeypatch.setattr(grader, "collecting", lambda: order.append("gradebook") or collecting())
     assert grader.run() == 2
     assert order == ["workers", "gradebook"]
@@ -332,6 +332,21 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
     assert warmed == [{"limits": {}}] and os.environ["CUDA_VISIBLE_DEVICES"] == "1"
     pool._init_worker({}, None)  # the simulator tier compiles nothing ahead
     assert len(warmed) == 1
+    made = []
+
+    class Grader:  # what a worker makes before its first student, once; a failure leaves it to the first student
+        def __init__(self, *args, out=None):
+            made.append(args)
+            if args[0] == "broken":
+                raise OSError("no course")
+
+        def set_jobs(self, jobs):
+            self.jobs = jobs
+    pool._init_worker({}, None, (Grader, "c", "matmul", "gpu", None, 2))
+    assert made == [("c", "matmul", "gpu", None)] and pool._worker_grader(Grader, "c", "matmul", "gpu", None, 2).jobs == 2
+    assert len(made) == 1, "kept for the worker's students"
+    pool._init_worker({}, None, (Grader, "broken", "matmul", "gpu", None, 2))
+    assert pool._WORKER == {}
 
 
 def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):

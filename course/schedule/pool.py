@@ -17,9 +17,10 @@ from ..lifetime import end_with_the_parent, stacks_on_usr1, stopping
 _WORKER = {}  # a worker process's grader, kept between its students
 
 
-def _init_worker(env, warm_cfg=None):
+def _init_worker(env, warm_cfg=None, grader=None):
     """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA. In the GPU tier
-    it then starts compiling the grader's own kernels (engine/kernels.py) in the background, so that work overlaps
+    it then starts compiling the grader's own kernels (engine/kernels.py) in the background, and it makes its class
+    grader (`grader`: the arguments of _worker_grader; nbgrader's import is most of it), so that this work overlaps
     the parent's opening of the gradebook instead of delaying the worker's first student. The sandbox warning,
     if any, was printed once by the parent, before the progress bar."""
     from autograder.sandbox import backends
@@ -30,13 +31,15 @@ def _init_worker(env, warm_cfg=None):
     if warm_cfg is not None:
         from autograder.engine import kernels
         kernels.grader_folder(warm_cfg)
+    if grader is not None:
+        try:
+            _worker_grader(*grader)
+        except Exception:  # made again for the first student, whose grade then says what went wrong
+            _WORKER.clear()
 
 
-def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force, student, folder):
-    """Grade one student in a worker process with a `grader_class` (course.grade_class.ClassGrader) and stage the
-    result; returns the staged file."""
-    if stopping():  # SIGTERM came (course/lifetime.py): no grade starts, its checks would be stopped at once
-        raise SystemExit(143)
+def _worker_grader(grader_class, course, assignment, device, seed, jobs):
+    """This worker's class grader, made once and kept between its students."""
     key = (course, assignment, device, seed, jobs)
     grader = _WORKER.get(key)
     if grader is None:
@@ -44,6 +47,15 @@ def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force
         grader.set_jobs(jobs)
         _WORKER.clear()
         _WORKER[key] = grader
+    return grader
+
+
+def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force, student, folder):
+    """Grade one student in a worker process with a `grader_class` (course.grade_class.ClassGrader) and stage the
+    result; returns the staged file."""
+    if stopping():  # SIGTERM came (course/lifetime.py): no grade starts, its checks would be stopped at once
+        raise SystemExit(143)
+    grader = _worker_grader(grader_class, course, assignment, device, seed, jobs)
     try:
         return grader.grade_and_stage(student, folder, force=force)[1]
     finally:
@@ -52,12 +64,13 @@ def _grade_in_worker(grader_class, course, assignment, device, seed, jobs, force
             # for a next student, for ever where the run was killed (kill -9: nobody sends one, nobody reaps it)
 
 
-def start_workers(slots, warm_cfg=None):
+def start_workers(slots, warm_cfg=None, grader=None):
     """One spawned worker process per slot (a ProcessPoolExecutor of one each), started now. warm_cfg: the grading
-    config whose kernels a GPU worker compiles while it waits for its first student (None: none)."""
+    config whose kernels a GPU worker compiles while it waits for its first student (None: none); grader: the
+    arguments of the class grader each worker makes at once (_worker_grader; None: at its first student)."""
     ctx = multiprocessing.get_context("spawn")
     return [concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker,
-                                                   initargs=(env, warm_cfg)) for _, env in slots]
+                                                   initargs=(env, warm_cfg, grader)) for _, env in slots]
 
 
 def run_pool(grader, gb, todo, slots, jobs, pools, bar):
@@ -85,7 +98,7 @@ def run_pool(grader, gb, todo, slots, jobs, pools, bar):
             except concurrent.futures.process.BrokenProcessPool:
                 failed.append((student, f"the worker on {slots[i][0]} died"))
                 pools[i].shutdown(wait=False)
-                pools[i] = grader.start_workers([slots[i]])[0]
+                pools[i] = grader.start_workers([slots[i]], jobs)[0]
             except Exception as exc:  # one student's failure does not stop the class
                 failed.append((student, f"{type(exc).__name__}: {exc}"))
             feed(i)  # the worker's next student first: its GPU does not wait while this process stores
