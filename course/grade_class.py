@@ -70,15 +70,16 @@ class ClassGrader(ClassRecords):
     summary. What is stored per student, and read back, is ClassRecords' (course/records.py)."""
 
     def __init__(self, course, assignment=ASSIGNMENT, device="auto", seed=None, force=False, out=sys.stdout,
-                 workers=None, gpus=None, gpu_workers=None):
+                 workers=None, gpus=None, gpu_workers=None, coursedir=None):
         """workers: submissions graded at once in the simulator tier; gpus: a count or "0,1" in the GPU tier;
         gpu_workers: grading processes per GPU (None: the course's [class] settings, then every GPU / one worker per
-        two cores / two per GPU)."""
+        two cores / two per GPU); coursedir: the course's folders as the run's parent read them
+        (gradebook.plain_course_directory; None: read here, with nbgrader)."""
         from autograder import engine
         self.course = os.path.abspath(course)
         if not os.path.isdir(self.course):
             raise CourseError(f"{course}: no such course folder")
-        self.coursedir = gb_mod.course_directory(self.course)
+        self.coursedir = coursedir if coursedir is not None else gb_mod.course_directory(self.course)
         submitted = os.path.join(self.course, self.coursedir.submitted_directory)
         if not os.path.isdir(submitted) and not os.path.isfile(os.path.join(self.course, "nbgrader_config.py")):
             raise CourseError(f"{course}: not a course folder: it has neither {self.coursedir.submitted_directory}/ "
@@ -277,7 +278,8 @@ class ClassGrader(ClassRecords):
         """One spawned worker process per slot, started now (course/schedule/pool.py); each makes its grader at once,
         and a GPU worker warms up."""
         return pool.start_workers(slots, self.cfg if self.device == "gpu" else None,
-                                  (type(self), self.course, self.assignment, self.device, self.seed, jobs))
+                                  (type(self), self.course, self.assignment, self.device, self.seed, jobs,
+                                   gb_mod.plain_course_directory(self.coursedir)))
 
     def finish(self):
         """Rewrite grades.csv and lms_upload.csv from the stored results, then print the summary (course/summary.py)."""

@@ -10,6 +10,7 @@ returns the overrides it met, and `overrides` lists them all, so that `make grad
 reports each one and its table, grades.csv and feedback pages show both numbers.
 """
 import os
+import types
 import warnings
 
 from traitlets.config import Config
@@ -28,6 +29,16 @@ def course_directory(course):
     if os.path.isfile(os.path.join(course, "nbgrader_config.py")):
         cfg = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
     return CourseDirectory(config=cfg, root=course)
+
+
+COURSE_FOLDERS = ("root", "submitted_directory", "source_directory", "autograded_directory", "feedback_directory",
+                  "db_url", "course_id")
+
+
+def plain_course_directory(coursedir):
+    """A CourseDirectory's folders as plain data: what a class run's worker reads of it, handed over without the
+    worker importing nbgrader (seconds a process: its server extensions come with it)."""
+    return types.SimpleNamespace(**{name: getattr(coursedir, name) for name in COURSE_FOLDERS})
 
 
 def open_gradebook(coursedir):

@@ -335,7 +335,7 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
     made = []
 
     class Grader:  # what a worker makes before its first student, once; a failure leaves it to the first student
-        def __init__(self, *args, out=None):
+        def __init__(self, *args, out=None, coursedir=None):
             made.append(args)
             if args[0] == "broken":
                 raise OSError("no course")
@@ -347,6 +347,24 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
     assert len(made) == 1, "kept for the worker's students"
     pool._init_worker({}, None, (Grader, "broken", "matmul", "gpu", None, 2))
     assert pool._WORKER == {}
+
+
+def test_a_class_runs_worker_grades_without_importing_nbgrader(tmp_path):
+    """A worker is handed the course's folders as plain data (nbgrader's import costs seconds a process): it finds,
+    grades and stages a submission without nbgrader, where it lands where the parent reads it."""
+    import pickle
+    from course import gradebook
+    course = small_course(str(tmp_path), ["a"])
+    parent = grade_class.ClassGrader(course, device="sim", out=open(os.devnull, "w"))
+    plain = pickle.dumps(gradebook.plain_course_directory(parent.coursedir))
+    code = ("import pickle, sys\nfrom course import grade_class\n"
+            f"g = grade_class.ClassGrader({course!r}, device='sim', coursedir=pickle.loads({plain!r}))\n"
+            f"state, staged = g.grade_and_stage('a', {os.path.join(course, 'submitted', 'a', ASSIGNMENT)!r})\n"
+            "print(state, staged, g.results_path('a'), g.autograded_path('a'), 'nbgrader' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["graded", parent.staged_path("a"), parent.results_path("a"),
+                                  parent.autograded_path("a"), "False"]
 
 
 def test_gpu_workers_one_per_gpu(tmp_path, monkeypatch):

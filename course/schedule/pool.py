@@ -38,12 +38,13 @@ def _init_worker(env, warm_cfg=None, grader=None):
             _WORKER.clear()
 
 
-def _worker_grader(grader_class, course, assignment, device, seed, jobs):
-    """This worker's class grader, made once and kept between its students."""
+def _worker_grader(grader_class, course, assignment, device, seed, jobs, coursedir=None):
+    """This worker's class grader, made once and kept between its students (coursedir: the course's folders as the
+    parent read them, so that the worker never imports nbgrader)."""
     key = (course, assignment, device, seed, jobs)
     grader = _WORKER.get(key)
     if grader is None:
-        grader = grader_class(course, assignment, device, seed, out=open(os.devnull, "w"))
+        grader = grader_class(course, assignment, device, seed, out=open(os.devnull, "w"), coursedir=coursedir)
         grader.set_jobs(jobs)
         _WORKER.clear()
         _WORKER[key] = grader
