@@ -25,8 +25,9 @@ for wheel in .whl/numpy-*.whl; do
   [ -e "$wheel" ] && { "$PY" -m pip install -q --no-index --no-deps --compile "$wheel" || echo "device_setup: could not install $wheel"; }
 done
 if [ -n "$missing" ]; then
+  # with their bytecode, as pip installs them anywhere: a class run's parent imports nbgrader, 3.7 s without it
   # shellcheck disable=SC2086
-  "$PY" -m pip install -q --no-index --no-deps --no-compile $missing || echo "device_setup: could not install the carried wheels"
+  "$PY" -m pip install -q --no-index --no-deps --compile $missing || echo "device_setup: could not install the carried wheels"
 fi
 if ! command -v bwrap >/dev/null; then
   for deb in .whl/bubblewrap_*.deb; do [ -e "$deb" ] && dpkg -x "$deb" /; done
