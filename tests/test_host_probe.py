@@ -18,3 +18,19 @@ def test_ncu_across_counts_the_gpus_profiling_at_once(monkeypatch, tmp_path):
     assert busiest == 1 and wall == 9.0 and [r[4] for r in runs] == [[[2.0, 4.0]], [[4.0, 6.0]], [[6.0, 8.0]]]
     monkeypatch.setattr(host_probe, "batch", fake_batch([(2, 5), (3, 6), (7, 8)]))
     assert host_probe.ncu_across("prog", "ncu", 64, str(tmp_path), [0, 1, 2])[2] == 2
+
+
+def test_beside_smi_lists_the_first_gpu_only_while_the_tool_runs_beside(monkeypatch, tmp_path):
+    import time
+    from autograder.gpu import exclusive
+    asked = []
+    monkeypatch.setattr(exclusive, "compute_apps", lambda selector: asked.append(selector) or time.sleep(0.01))
+
+    def batch(prog, gpus, wrapper=(), mode="small", n=64, waits=None, tmpdirs=None, logs=None, extra_env=None):
+        time.sleep(0.05)
+        return [({"origin": 0.0, "ctx": 0.5, "ctx_at": 0.5, "launches": []}, 0, "")], 0.05
+    monkeypatch.setattr(host_probe, "batch", batch)
+    rows = host_probe.beside_smi("prog", [0, 3], "sanitizer", None, 64, str(tmp_path), runs=2)
+    assert [(r[0], r[1]) for r in rows] == [("racecheck", "alone"), ("racecheck", "beside nvidia-smi")]
+    assert rows[0][4] == 0 < rows[1][4] == len(asked) and set(asked) == {"0"}
+    assert rows[1][3] == [0.5, 0.5]

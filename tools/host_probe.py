@@ -17,7 +17,11 @@ CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how lo
 - **contexts in the grader's sandbox**: the process in the sandbox of a GPU child (sandbox/box.py), seeing every
   GPU's device file or only its own GPU's (sandbox/devices.py), and which GPUs CUDA then shows it.
 
-`--rows` picks some of them (ncu, contexts, sandbox).
+- **beside nvidia-smi on another GPU**: a process under racecheck and one under ncu on the last GPU, alone and while
+  nvidia-smi lists the first GPU's processes over and over (as the speed check's watch does while it times there):
+  whether the watch of one GPU slows the tools of another.
+
+`--rows` picks some of them (ncu, contexts, sandbox, smi).
 """
 import argparse
 import json
@@ -177,6 +181,39 @@ def ncu_across(prog, ncu, n, folder, gpus):
     return runs, wall, busiest
 
 
+def beside_smi(prog, gpus, sanitizer, ncu, n, folder, runs=3):
+    """[(tool, "alone" | "beside nvidia-smi", [wall s of each run], [context s], nvidia-smi calls made)]: one
+    process under each tool on the last GPU, `runs` times alone and `runs` times while another thread runs
+    `nvidia-smi --query-compute-apps -i <first GPU>` back to back."""
+    import threading
+    from autograder.gpu.exclusive import compute_apps
+    rows, gpu = [], gpus[-1]
+    tools = [("racecheck", (sanitizer, "--tool", "racecheck"))] if sanitizer else []
+    tools += [("ncu", lambda log: (ncu, *_ncu_args(log)))] if ncu else []
+    for name, wrapper in tools:
+        for beside in (False, True):
+            stop, calls = threading.Event(), [0]
+
+            def loop():
+                while not stop.is_set():
+                    compute_apps(str(gpus[0]))
+                    calls[0] += 1
+            thread = threading.Thread(target=loop, daemon=True)
+            if beside:
+                thread.start()
+            walls, ctxs = [], []
+            for i in range(runs):
+                logs = [os.path.join(folder, f"smi-{name}-{beside}-{i}.log")]
+                results, wall = batch(prog, [gpu], wrapper, mode="tiles", n=n, logs=logs if name == "ncu" else None)
+                walls.append(round(wall, 2))
+                ctxs += [round(r["ctx"], 2) for r, status, _ in results if r and status == 0]
+            stop.set()
+            if beside:
+                thread.join()
+            rows.append((name, "beside nvidia-smi" if beside else "alone", walls, ctxs, calls[0]))
+    return rows
+
+
 def sandboxed(gpus, own):
     """Processes made at once, one for each entry of `gpus`, each in a GPU child's sandbox that shows it its own
     GPU's device file (`own`) or every GPU's: [(probe dict or None, exit status, output tail, the GPU's UUID)]."""
@@ -250,6 +287,11 @@ def main(argv=None):
             for seen, lname, ok, total, med, mx, shown, right, wall, tail in sandbox_rows(gpus):
                 print(f"| {seen} | {lname} | {ok}/{total} | {_fmt(med)} | {_fmt(mx)} | {shown} | {right}/{ok} | "
                       f"{wall:.2f} | {tail[0][-120:] if tail else ''} |", flush=True)
+        if "smi" in rows and len(gpus) > 1:
+            print(f"\n| on GPU {gpus[-1]} | | wall s of each run | context s | nvidia-smi calls on GPU {gpus[0]} |\n"
+                  "|---|---|---|---|---|")
+            for name, how, walls, ctxs, calls in beside_smi(prog, gpus, sanitizer, ncu, args.n, folder):
+                print(f"| {name} | {how} | {walls} | {ctxs} | {calls} |", flush=True)
         if ncu and "ncu" in rows:
             print("| two ncu runs on GPU 0 | run | status | counters | context made at s | kernels ran s | "
                   "pair wall s |\n|---|---|---|---|---|---|---|")
