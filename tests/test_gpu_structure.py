@@ -428,6 +428,6 @@ def test_ncu_runs_of_a_gpu_share_ncu_lock_folder(tmp_path, monkeypatch):
     assert stat.S_IMODE(mode) == 0o777 and not mode & stat.S_ISVTX
     assert stat.S_IMODE(os.stat(os.path.join(folder, "nsight-compute-lock")).st_mode) == 0o666
     assert tools.ToolTurn("compute-sanitizer").job({"task": "run"}) == {"task": "run"}
-    box = type("Box", (), {"dir_inside": lambda self, name: {"tool_tmp": folder}[name]})()
+    box = type("Box", (), {"dir_inside": lambda self, name: {"tool_tmp": folder}[name], "env": lambda self, env: env})()
     assert sandbox_run._env(job, "/tmp", box)["TMPDIR"] == folder
     assert sandbox_run._env({"device": "gpu"}, "/tmp", box)["TMPDIR"] == "/tmp"
