@@ -41,7 +41,7 @@ exercises: $(STAMP)  ## regenerate exercises/ from solutions/
 	$(PY) -m autograder.generate
 
 test: $(STAMP)  ## run the project's own tests (CPU only: simulator and PTX compile)
-	$(PY) -m pytest -n $(JOBS) -q
+	$(PY) -m pytest -n $(JOBS) -q --durations=20
 
 test-checks: $(STAMP)  ## the fast layer: every check judged on plain facts, no simulator run (seconds)
 	$(PY) -m pytest -q -m "not slow" tests/checks
