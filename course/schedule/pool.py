@@ -20,8 +20,9 @@ _WORKER = {}  # a worker process's grader, kept between its students
 def _init_worker(env, warm_cfg=None, grader=None):
     """First thing in a spawned worker: its GPU (CUDA_VISIBLE_DEVICES) before anything imports CUDA. In the GPU tier
     it then starts compiling the grader's own kernels (engine/kernels.py) in the background, and it makes its class
-    grader (`grader`: the arguments of _worker_grader), so that this work overlaps the parent's opening of the gradebook instead of delaying the worker's first student. The sandbox warning,
-    if any, was printed once by the parent, before the progress bar."""
+    grader (`grader`: the arguments of _worker_grader), so that this work overlaps the parent's opening of the
+    gradebook instead of delaying the worker's first student. The sandbox warning, if any, was printed once by the
+    parent, before the progress bar."""
     from autograder.sandbox import backends
     backends._warned.append(True)
     os.environ.update(env)
