@@ -319,7 +319,8 @@ def summarize(out, runs, roster, device, seed, check_timeout):
         idle = idle_times(r)
         if idle:
             print(f"{r['count']}: the first grade began {idle[0]:.1f} s after the run started, the last ended "
-                  f"{idle[1]:.1f} s before it ended; between two of its grades a worker waited {idle[2]:.2f} s (median)")
+                  f"{idle[1]:.1f} s before it ended; between two of its grades a worker waited {idle[2]:.2f} s "
+                  "(median)")
     for r in runs:
         per_kind = {}
         for student, v in r["students"].items():

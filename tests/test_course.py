@@ -343,7 +343,8 @@ def test_workers_start_before_the_gradebook_opens_and_gpu_workers_warm_up(tmp_pa
         def set_jobs(self, jobs):
             self.jobs = jobs
     pool._init_worker({}, None, (Grader, "c", "matmul", "gpu", None, 2))
-    assert made == [("c", "matmul", "gpu", None)] and pool._worker_grader(Grader, "c", "matmul", "gpu", None, 2).jobs == 2
+    assert made == [("c", "matmul", "gpu", None)]
+    assert pool._worker_grader(Grader, "c", "matmul", "gpu", None, 2).jobs == 2
     assert len(made) == 1, "kept for the worker's students"
     pool._init_worker({}, None, (Grader, "broken", "matmul", "gpu", None, 2))
     assert pool._WORKER == {}
