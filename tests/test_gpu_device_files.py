@@ -60,3 +60,21 @@ def test_the_child_is_told_its_gpu_by_uuid_only_where_its_device_file_alone_is_s
     assert box_mod.Box("none", {}, "gpu", {}).env(env) == env  # no sandbox: every device file is the host's anyway
     monkeypatch.setattr(box_mod, "child_gpu", lambda: None)
     assert box_mod.Box("bwrap", {}, "gpu", {}).env(env) == env
+
+
+def test_one_listing_of_the_gpus_names_an_index_for_the_sandbox_and_the_compile_target(tmp_path, monkeypatch):
+    """nvidia-smi is asked once a process (sandbox/devices.listed_gpus), for the device file and the build's target."""
+    from autograder.gpu import tools
+    from autograder.sandbox import devices
+    calls = tmp_path / "calls"
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho x >> {calls}\nprintf '0, {B}, 9.0\\n1, {A}, 8.6\\n'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(devices, "_LISTED", [])
+    monkeypatch.setattr(tools, "_CC", {})
+    assert devices.listed_gpus() == [("0", B, "9.0"), ("1", A, "8.6")]
+    assert child_gpu({"CUDA_VISIBLE_DEVICES": "1"}, {A: 3, B: 0}).minor == 3
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert tools.compute_capability([9, 0]) == [8, 6]
+    assert calls.read_text() == "x\n"

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..checks import bank_conflicts, child_problem, data_reuse, grader_fault, races
 from ..outcome import fault_of, grader
+from ..sandbox.devices import listed_gpus
 from ..sandbox.watch import LogWatch
 from . import ncu_instances
 from .slot import GpuLock
@@ -61,14 +62,7 @@ def compute_capability(fallback):
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
     if visible not in _CC:
         found = None
-        smi = shutil.which("nvidia-smi")
-        try:
-            out = subprocess.run([smi, "--query-gpu=index,uuid,compute_cap", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=20).stdout if smi else ""
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        rows = [[f.strip() for f in line.split(",")] for line in out.splitlines() if line.count(",") == 2]
-        for index, uuid, cap in rows:
+        for index, uuid, cap in listed_gpus():
             if not visible or visible in (index, uuid):
                 try:
                     found = [int(p) for p in cap.split(".")][:2]

@@ -18,6 +18,7 @@ import subprocess
 CONTROL_FILES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps")
 PROC_NVIDIA = "/proc/driver/nvidia"
 _FOUND = {}
+_LISTED = []
 
 
 class ChildGpu:
@@ -48,18 +49,19 @@ def gpu_minors(proc=PROC_NVIDIA):
     return {u: m for u, m in found.items() if u not in twice}
 
 
-def _smi_uuids():
-    """{nvidia-smi index: UUID}, or {} where nvidia-smi does not answer."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return {}
-    try:
-        out = subprocess.run([smi, "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    rows = [[p.strip() for p in line.split(",")] for line in out.splitlines()]
-    return {r[0]: r[1] for r in rows if len(r) == 2 and r[0].isdigit() and r[1].startswith("GPU-")}
+def listed_gpus():
+    """[(index, UUID, compute capability)] of every GPU as nvidia-smi lists it, asked once per process ([] where it
+    cannot say): which GPU an index names, here and for the build's compile target (gpu/tools.py)."""
+    if not _LISTED:
+        smi, out = shutil.which("nvidia-smi"), ""
+        if smi:
+            try:
+                out = subprocess.run([smi, "--query-gpu=index,uuid,compute_cap", "--format=csv,noheader"],
+                                     capture_output=True, text=True, timeout=20).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+        _LISTED.append([tuple(f.strip() for f in line.split(",")) for line in out.splitlines() if line.count(",") == 2])
+    return _LISTED[0]
 
 
 def child_gpu(environ=None, minors=None, uuids=None):
@@ -74,7 +76,8 @@ def child_gpu(environ=None, minors=None, uuids=None):
     if not minors:
         uuid = None
     elif selector.isdigit():
-        uuid = (_smi_uuids() if uuids is None else uuids).get(selector)
+        uuids = {index: uuid for index, uuid, _ in listed_gpus()} if uuids is None else uuids
+        uuid = uuids.get(selector)
     else:  # CUDA takes any unique prefix of a UUID
         matches = [u for u in minors if selector.startswith("GPU-") and u.startswith(selector)]
         uuid = matches[0] if len(matches) == 1 else None
