@@ -15,8 +15,7 @@ CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how lo
 - **ncu on every GPU at once**: one such process on each GPU, each with its own folder (as the grader gives them):
   whether their kernels' profiling overlaps, or ncu profiles one GPU of the host at a time;
 - **contexts in the grader's sandbox**: the process in the sandbox of a GPU child (sandbox/box.py), seeing every
-  GPU's device file or only its own GPU's (sandbox/devices.py), and which GPUs CUDA then shows it.
-
+  GPU's device file or only its own GPU's (sandbox/devices.py), and which GPUs CUDA then shows it;
 - **beside nvidia-smi on another GPU**: a process under racecheck and one under ncu on the last GPU, alone and while
   nvidia-smi lists the first GPU's processes over and over (as the speed check's watch does while it times there):
   whether the watch of one GPU slows the tools of another.
@@ -272,7 +271,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=4)
     p.add_argument("--n", type=int, default=2048)
-    p.add_argument("--rows", default="ncu,contexts,sandbox", help="which tables: ncu, contexts, sandbox")
+    p.add_argument("--rows", default="ncu,contexts,sandbox,smi", help="which tables: ncu, contexts, sandbox, smi")
     args = p.parse_args(argv)
     rows = set(args.rows.split(","))
     ncu, sanitizer = find_tool("ncu"), find_tool("compute-sanitizer")
@@ -309,12 +308,11 @@ def main(argv=None):
             return 0
         print("\n| under | processes | ran | context median s | context max s | last ended s | batch wall s | "
               "failed |\n|---|---|---|---|---|---|---|---|")
-        fmt = _fmt
         for env in ({}, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}):
             named = " ".join(f"{k}={v}" for k, v in env.items())
             for w, lname, ok, total, med, mx, span, wall, bad in contexts(prog, gpus, sanitizer, ncu, folder, env):
-                print(f"| {w} {named} | {lname} | {ok}/{total} | {fmt(med)} | {fmt(mx)} | {fmt(span)} | {wall:.2f} | "
-                      f"{bad or ''} |", flush=True)
+                print(f"| {w} {named} | {lname} | {ok}/{total} | {_fmt(med)} | {_fmt(mx)} | {_fmt(span)} | "
+                      f"{wall:.2f} | {bad or ''} |", flush=True)
     return 0
 
 
