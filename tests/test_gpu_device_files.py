@@ -63,8 +63,9 @@ def test_the_child_is_told_its_gpu_by_uuid_only_where_its_device_file_alone_is_s
 
 
 def test_one_listing_of_the_gpus_names_an_index_for_the_sandbox_and_the_compile_target(tmp_path, monkeypatch):
-    """nvidia-smi is asked once a process (sandbox/devices.listed_gpus), for the device file and the build's target."""
-    from autograder.gpu import tools
+    """nvidia-smi is asked once a process (sandbox/devices.listed_gpus), for the device file, the build's target and
+    the GPU's locks (an index and a UUID prefix naming one GPU share them; a prefix of two GPUs names neither)."""
+    from autograder.gpu import slot, tools
     from autograder.sandbox import devices
     calls = tmp_path / "calls"
     smi = tmp_path / "nvidia-smi"
@@ -73,8 +74,12 @@ def test_one_listing_of_the_gpus_names_an_index_for_the_sandbox_and_the_compile_
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     monkeypatch.setattr(devices, "_LISTED", [])
     monkeypatch.setattr(tools, "_CC", {})
+    monkeypatch.setattr(slot, "_UUIDS", {})
     assert devices.listed_gpus() == [("0", B, "9.0"), ("1", A, "8.6")]
     assert child_gpu({"CUDA_VISIBLE_DEVICES": "1"}, {A: 3, B: 0}).minor == 3
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert tools.compute_capability([9, 0]) == [8, 6]
+    assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "1"}) == slot.gpu_key({"CUDA_VISIBLE_DEVICES": A[:12]}) == A
+    assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "GPU-"}) == "GPU-"  # names both: the entry itself, as before
+    assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "7"}) == "7"
     assert calls.read_text() == "x\n"

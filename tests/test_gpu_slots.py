@@ -141,8 +141,8 @@ def test_ncu_runs_one_at_a_time_per_gpu(tmp_path, monkeypatch):
 def test_the_lock_is_the_gpus_by_uuid(monkeypatch):
     """An index and a UUID that name one GPU share its lock (nvidia-smi says the UUID)."""
     monkeypatch.setattr(slot, "_UUIDS", {})
-    monkeypatch.setattr(slot, "gpu_state", lambda sel: {"uuid": "GPU-1234"} if sel in ("0", "GPU-1234") else {})
-    assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "0"}) == slot.gpu_key({"CUDA_VISIBLE_DEVICES": "GPU-1234"}) == "GPU-1234"
+    monkeypatch.setattr(slot, "listed_uuid", lambda sel: "GPU-1234" if sel in ("0", "GPU-12") else None)
+    assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "0"}) == slot.gpu_key({"CUDA_VISIBLE_DEVICES": "GPU-12"}) == "GPU-1234"
     assert slot.gpu_key({"CUDA_VISIBLE_DEVICES": "1"}) == "1"  # nvidia-smi could not say: the entry itself
 
 

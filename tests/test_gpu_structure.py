@@ -420,7 +420,7 @@ def test_ncu_runs_of_a_gpu_share_ncu_lock_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tools.tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-fake-a")
     monkeypatch.setattr(slot, "_UUIDS", {})
-    monkeypatch.setattr(slot, "gpu_state", lambda selector: {"uuid": selector})
+    monkeypatch.setattr(slot, "listed_uuid", lambda selector: selector)
     job = tools.ToolTurn("ncu").job({"task": "run", "device": "gpu"})
     folder = job["tool_tmp"]
     assert os.path.basename(folder) == "autograder-ncu-tmp-GPU-fake-a"

@@ -30,18 +30,19 @@ import tempfile
 import threading
 import time
 
-from .exclusive import device_selector, gpu_state
+from ..sandbox.devices import listed_uuid
+from .exclusive import device_selector
 
 _UUIDS = {}
 
 
 def gpu_key(environ=None):
-    """The name of the GPU this process's children use (CUDA device 0): its UUID where nvidia-smi says it, else the
-    CUDA_VISIBLE_DEVICES entry, made safe for a file name."""
+    """The name of the GPU this process's children use (CUDA device 0): its UUID where nvidia-smi says it (the
+    listing that also names the child's device file, sandbox/devices.py), else the CUDA_VISIBLE_DEVICES entry, made
+    safe for a file name."""
     selector = device_selector(environ)
     if selector not in _UUIDS:
-        uuid = gpu_state(selector).get("uuid") or ""
-        _UUIDS[selector] = uuid or selector
+        _UUIDS[selector] = listed_uuid(selector) or selector
     return re.sub(r"[^A-Za-z0-9._-]", "_", _UUIDS[selector])[:80]
 
 

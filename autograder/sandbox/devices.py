@@ -64,6 +64,14 @@ def listed_gpus():
     return _LISTED[0]
 
 
+def listed_uuid(selector):
+    """The UUID of the GPU that a CUDA_VISIBLE_DEVICES entry names (an nvidia-smi index, or a UUID or a unique
+    prefix of one), as nvidia-smi lists it; None where the listing cannot say."""
+    uuids = [uuid for index, uuid, _ in listed_gpus()
+             if selector == index or (selector.startswith("GPU-") and uuid.startswith(selector))]
+    return uuids[0] if len(uuids) == 1 else None
+
+
 def child_gpu(environ=None, minors=None, uuids=None):
     """The ChildGpu of CUDA device 0 in `environ` (default this process's), or None where it is not certain."""
     environ = os.environ if environ is None else environ
