@@ -20,7 +20,10 @@ CUDA_VISIBLE_DEVICES, and each reports when its CUDA context was made and how lo
   nvidia-smi lists the first GPU's processes over and over (as the speed check's watch does while it times there):
   whether the watch of one GPU slows the tools of another.
 
-`--rows` picks some of them (ncu, contexts, sandbox, smi).
+- **CPU work at once**: the same pure-Python loop in 1, a quarter, half and all of the host's CPUs' worth of
+  processes at once: whether a core is slower while the host is busier (the build children, the tools' host side).
+
+`--rows` picks some of them (ncu, contexts, sandbox, smi, cpu).
 """
 import argparse
 import json
@@ -183,7 +186,8 @@ def ncu_across(prog, ncu, n, folder, gpus):
 def beside_smi(prog, gpus, sanitizer, ncu, n, folder, runs=3):
     """[(tool, "alone" | "beside nvidia-smi", [wall s of each run], [context s], nvidia-smi calls made)]: one
     process under each tool on the last GPU, `runs` times alone and `runs` times while another thread runs
-    `nvidia-smi --query-compute-apps -i <first GPU>` back to back."""
+    `nvidia-smi --query-compute-apps -i <first GPU>` back to back. racecheck runs the tiles at 320 at most, the
+    grader's size for it (at 2048 it ran for minutes)."""
     import threading
     from autograder.gpu.exclusive import compute_apps
     rows, gpu = [], gpus[-1]
@@ -203,13 +207,32 @@ def beside_smi(prog, gpus, sanitizer, ncu, n, folder, runs=3):
             walls, ctxs = [], []
             for i in range(runs):
                 logs = [os.path.join(folder, f"smi-{name}-{beside}-{i}.log")]
-                results, wall = batch(prog, [gpu], wrapper, mode="tiles", n=n, logs=logs if name == "ncu" else None)
+                # racecheck at the grader's size for it (M and N 257-319: config.toml), ncu at the timed size
+                size = min(n, 320) if name == "racecheck" else n
+                results, wall = batch(prog, [gpu], wrapper, mode="tiles", n=size, logs=logs if name == "ncu" else None)
                 walls.append(round(wall, 2))
                 ctxs += [round(r["ctx"], 2) for r, status, _ in results if r and status == 0]
             stop.set()
             if beside:
                 thread.join()
             rows.append((name, "beside nvidia-smi" if beside else "alone", walls, ctxs, calls[0]))
+    return rows
+
+
+CPU_PROG = "import time; t = time.perf_counter(); sum(i * i for i in range(20_000_000)); print(time.perf_counter() - t)"
+
+
+def cpu_rows(runs=2):
+    """[(processes at once, [s each took], batch wall s)]: a fixed pure-Python loop in 1, n/4, n/2 and n processes
+    at once (n: this host's CPUs), each batch `runs` times."""
+    n, rows = os.cpu_count() or 1, []
+    for k in dict.fromkeys((1, max(1, n // 4), max(1, n // 2), n)):
+        for _ in range(runs):
+            began = time.time()
+            procs = [subprocess.Popen([sys.executable, "-c", CPU_PROG], stdout=subprocess.PIPE, text=True)
+                     for _ in range(k)]
+            took = sorted(float(p.communicate()[0] or "nan") for p in procs)
+            rows.append((k, took, time.time() - began))
     return rows
 
 
@@ -271,7 +294,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=4)
     p.add_argument("--n", type=int, default=2048)
-    p.add_argument("--rows", default="ncu,contexts,sandbox,smi", help="which tables: ncu, contexts, sandbox, smi")
+    p.add_argument("--rows", default="ncu,contexts,sandbox,smi,cpu",
+                   help="which tables: ncu, contexts, sandbox, smi, cpu")
     args = p.parse_args(argv)
     rows = set(args.rows.split(","))
     ncu, sanitizer = find_tool("ncu"), find_tool("compute-sanitizer")
@@ -280,6 +304,11 @@ def main(argv=None):
         prog = os.path.join(folder, "prog.py")
         with open(prog, "w") as f:
             f.write(PROG.format(solutions=os.path.join(ROOT, "solutions")))
+        if "cpu" in rows:
+            print("| processes at once | s each (min, median, max) | batch wall s |\n|---|---|---|")
+            for k, took, wall in cpu_rows():
+                print(f"| {k} | {_fmt(took[0])}, {_fmt(statistics.median(took))}, {_fmt(took[-1])} | {wall:.2f} |",
+                      flush=True)
         if "sandbox" in rows:
             print("| device files seen | processes | ran | context median s | context max s | GPUs CUDA showed | "
                   "device 0 is its GPU | batch wall s | a failure |\n|---|---|---|---|---|---|---|---|---|")
