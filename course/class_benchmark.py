@@ -112,9 +112,11 @@ def host_cpu():
 
 
 def cpu_by_pid():
-    """{pid: (program name, CPU s so far)} of every process on the host (/proc/PID/stat); {} without /proc."""
+    """{pid: (program, CPU s so far)} of every process on the host (/proc/PID/stat); {} without /proc. A Python
+    process is named by its part in grading (python_role), so a class's CPU splits into workers, children and the
+    GPU tools' own children."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    out = {}
+    out, parents = {}, {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -126,9 +128,29 @@ def cpu_by_pid():
                     text = f.read()
                 fields = text[text.rindex(")") + 2:].split()
                 out[int(entry)] = (text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / tick)
+                parents[int(entry)] = int(fields[1])
             except (OSError, ValueError, IndexError):
                 continue
+    for pid, (name, cpu) in out.items():
+        if name.startswith("python"):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().decode("utf-8", "replace").split("\0")
+            except OSError:
+                continue
+            out[pid] = (python_role(name, argv, out.get(parents.get(pid), ("", 0))[0]), cpu)
     return out
+
+
+def python_role(name, argv, parent):
+    """'python3 (worker)', '... (child)', '... (child under ncu)' ...: what a Python process is in a class run, from
+    its command line and its parent's program name; the program name alone for anything else."""
+    line = " ".join(argv)
+    if "multiprocessing" in line:
+        return f"{name} (worker)"
+    if "child/entry.py" in line or (len(argv) > 2 and argv[-2].endswith("entry.py")):
+        return f"{name} (child under {parent})" if parent in ("ncu", "compute-sanitiz") else f"{name} (child)"
+    return name
 
 
 class CpuByProgram:

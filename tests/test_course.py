@@ -504,6 +504,28 @@ def test_class_benchmark_counts_the_cpu_of_every_program_on_the_host(tmp_path):
     assert class_benchmark.host_cpu()["busy"] - before["busy"] >= 0.4
 
 
+def test_class_benchmark_names_a_python_process_by_its_part_in_grading(tmp_path):
+    """A class's Python CPU splits into the workers, the grading children and the children the GPU tools started."""
+    import subprocess
+    import sys
+    from course import class_benchmark
+    role = class_benchmark.python_role
+    assert role("python3", ["python3", "-c", "from multiprocessing.spawn import spawn_main; spawn_main()"], "python3") \
+        == "python3 (worker)"
+    child = ["/usr/bin/python3", "-I", "/grader/autograder/child/entry.py", "/scratch"]
+    assert role("python3", child, "bwrap") == "python3 (child)"
+    assert role("python3", child, "ncu") == "python3 (child under ncu)"
+    assert role("python3", child, "compute-sanitiz") == "python3 (child under compute-sanitiz)"
+    assert role("python3", ["python3", "-m", "course.class_benchmark"], "bash") == "python3"
+    entry = tmp_path / "child" / "entry.py"
+    entry.parent.mkdir()
+    entry.write_text("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n")
+    with class_benchmark.CpuByProgram(0.05) as sampled:
+        subprocess.run([sys.executable, "-I", str(entry), str(tmp_path)], check=True)
+    assert any(name.endswith(" (child)") and n == 1 and cpu >= 0.2 for name, n, cpu in sampled.programs(50)), \
+        sampled.programs(50)
+
+
 def test_an_empty_folder_is_not_taken_for_a_course(tmp_path):
     """`make grade COURSE=<empty folder>` wrote gradebook.db, grades.csv and source/ into it."""
     with pytest.raises(grade_class.CourseError, match="not a course folder: .*submissions are looked for in"):
