@@ -92,7 +92,9 @@ def main():
             from autograder.runner import timing
             facts, arrays = timing.task_warm(job)
         elif runner(job):  # a GPU-tier runner: launches the build child's checked plan, never the module
-            pass
+            if job["task"] == "run":
+                from autograder.runner.run import wait_without_spinning
+                wait_without_spinning()
         else:
             if job["device"] == "ptx":  # the build child, or the simulator tier's compile child: no GPU
                 from autograder.builder.task import stand_in

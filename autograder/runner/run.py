@@ -4,6 +4,24 @@ child passes its own source and execution (sim/plans.py)."""
 from autograder.protocol import GUARD_NAN_BITS, LaunchError, describe_error  # noqa: F401 (GUARD: the guards' pattern)
 
 
+def wait_without_spinning():
+    """Make this process's CUDA context wait for the GPU asleep (CU_CTX_SCHED_BLOCKING_SYNC) instead of spinning a
+    core, before anything makes the context: a correctness runner or a GPU tool's child waits for kernels that take
+    seconds under racecheck or ncu, and on a busy host every spinning core slows the CPU work of the others. The
+    timing child keeps CUDA's default: its events time the GPU, but nothing of its launches may change. Returns
+    "" or why the flag could not be set (the context then spins, as before)."""
+    try:
+        from cuda.bindings import driver
+        err, = driver.cuInit(0)
+        if err == driver.CUresult.CUDA_SUCCESS:
+            err, dev = driver.cuDeviceGet(0)
+        if err == driver.CUresult.CUDA_SUCCESS:
+            err, = driver.cuDevicePrimaryCtxSetFlags(dev, driver.CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC)
+        return "" if err == driver.CUresult.CUDA_SUCCESS else getattr(err, "name", str(err))
+    except Exception as exc:  # an older binding: the default scheduling
+        return type(exc).__name__
+
+
 def device_output(cuda, np, M, N):
     """C as a view at the start of a NaN-filled buffer; the tail catches stores past C's end."""
     guard = 64 * N + 1024
