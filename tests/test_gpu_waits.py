@@ -35,4 +35,4 @@ def test_where_the_flag_cannot_be_set_the_runner_goes_on_and_says_why(monkeypatc
     assert "CUDA_ERROR_NO_DEVICE" in run.wait_without_spinning()
     assert calls == [("init", 0)]  # no device asked for, no flag set: CUDA's default scheduling
     monkeypatch.setitem(sys.modules, "cuda.bindings", None)  # no binding at all
-    assert run.wait_without_spinning() == "ImportError"
+    assert run.wait_without_spinning() == "ModuleNotFoundError"
