@@ -131,26 +131,29 @@ def cpu_by_pid():
                 parents[int(entry)] = int(fields[1])
             except (OSError, ValueError, IndexError):
                 continue
+    names = {pid: name for pid, (name, _) in out.items()}
     for pid, (name, cpu) in out.items():
         if name.startswith("python"):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     argv = f.read().decode("utf-8", "replace").split("\0")
             except OSError:
-                continue
-            out[pid] = (python_role(name, argv, out.get(parents.get(pid), ("", 0))[0]), cpu)
+                argv = []
+            out[pid] = (python_role(name, argv, names.get(parents.get(pid), "")), cpu)
     return out
 
 
 def python_role(name, argv, parent):
-    """'python3 (worker)', '... (child)', '... (child under ncu)' ...: what a Python process is in a class run, from
-    its command line and its parent's program name; the program name alone for anything else."""
+    """'python3 (worker)', '... (child)', '... (child under ncu)', '... (under bash)': what a Python process is in a
+    class run, from its parent's program name (a GPU tool's child) and its command line."""
+    if parent in ("ncu", "compute-sanitiz"):  # its command line may not be readable: the tool's child all the same
+        return f"{name} (child under {parent})"
     line = " ".join(argv)
     if "multiprocessing" in line:
         return f"{name} (worker)"
-    if "child/entry.py" in line or (len(argv) > 2 and argv[-2].endswith("entry.py")):
-        return f"{name} (child under {parent})" if parent in ("ncu", "compute-sanitiz") else f"{name} (child)"
-    return name
+    if "child/entry.py" in line:
+        return f"{name} (child)"
+    return f"{name} (under {parent})" if parent else name
 
 
 class CpuByProgram:
