@@ -224,14 +224,15 @@ def describe_error(exc, student_path):
 MASK32 = 0xFFFFFFFF
 
 
-def fill_uniform_host(rows, cols, seed):
+def fill_uniform_host(rows, cols, seed, first_row=0):
     """The same numbers as runner/references.fill_uniform makes on the GPU, computed with NumPy: the timed inputs are
-    part of the contract, rebuilt from their seeds by the parent (checks/speed.py) without numba.
+    part of the contract, rebuilt from their seeds by the parent (checks/speed.py) without numba. `first_row`: rows
+    first_row .. first_row + rows - 1 of a matrix `cols` wide (a block of rows small enough to stay in cache).
 
     32-bit unsigned arithmetic wraps exactly as the kernel's masked 64-bit steps do, for any seed in
     [0, 2**63): the product seed * 97531 is reduced modulo 2**32 first, as the kernel's mask does.
     """
-    h = np.arange(rows * cols, dtype=np.uint32)
+    h = np.arange(first_row * cols, (first_row + rows) * cols, dtype=np.uint32)
     h *= np.uint32(2654435761)
     h += np.uint32((int(seed) * 97531) & MASK32)
     h ^= h >> np.uint32(15)

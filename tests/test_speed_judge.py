@@ -414,3 +414,16 @@ def test_speed_child_told_the_reference_is_timed_already_times_the_student_alone
     from course.mutants import mutate
     out = speed_child_in_simulator(mutate("tiled"), time_reference=False)
     assert list(out) == ["student"] and out["student"][0], out
+
+
+def test_the_expected_projection_by_blocks_of_rows_is_the_whole_matrices_product():
+    """The parent rebuilds each timed run's A and B a block of rows at a time (checks/speed.expected_projection): the
+    blocks are the whole matrix's rows (fill_uniform_host's first_row), and the product is the whole one's, also
+    where N is not a multiple of the block."""
+    n, X = 300, np.random.default_rng(3).standard_normal((300, 2))
+    whole_a = fill_uniform_host(n, n, 11)
+    assert np.array_equal(fill_uniform_host(7, n, 11, first_row=250), whole_a[250:257])
+    expected = whole_a.astype(np.float64) @ (fill_uniform_host(n, n, 12).astype(np.float64) @ X)
+    got = speed.expected_projection(n, 11, 12, X, block=128)
+    assert got.shape == (n, 2) and np.allclose(got, expected, rtol=1e-12, atol=1e-9)
+    assert not np.allclose(speed.expected_projection(n, 11, 13, X, block=128), expected)  # another run's seed

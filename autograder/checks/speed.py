@@ -27,11 +27,19 @@ def draw_secrets(rng, n, runs):
     return seeds, rng.standard_normal((n, 2))
 
 
-def expected_projection(n, seed_a, seed_b, X):
-    """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds."""
+def expected_projection(n, seed_a, seed_b, X, block=128):
+    """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds `block` rows at a time: each block is
+    filled, widened and multiplied while it is in cache (a fifth of the CPU of whole matrices; a grade checks about
+    a hundred runs, at N = 2048 and 4096, on the grading host's CPU)."""
     from ..protocol import fill_uniform_host
-    BX = fill_uniform_host(n, n, seed_b).astype(np.float64) @ X
-    return fill_uniform_host(n, n, seed_a).astype(np.float64) @ BX
+
+    def product(seed, right):
+        out = np.empty((n, right.shape[1]))
+        for r in range(0, n, block):
+            rows = min(block, n - r)
+            out[r:r + rows] = fill_uniform_host(rows, n, seed, first_row=r).astype(np.float64) @ right
+        return out
+    return product(seed_a, product(seed_b, X))
 
 
 def expected_projections(n, seeds, X):
