@@ -143,10 +143,14 @@ def cpu_by_pid():
     return out
 
 
+# a GPU tool's child is started by the tool or by the Nsight tools' launcher (TreeLauncherSubreaper, 15 letters kept)
+TOOL_PARENTS = ("ncu", "compute-sanitiz", "TreeLauncherSub")
+
+
 def python_role(name, argv, parent):
     """'python3 (worker)', '... (child)', '... (child under ncu)', '... (under bash)': what a Python process is in a
     class run, from its parent's program name (a GPU tool's child) and its command line."""
-    if parent in ("ncu", "compute-sanitiz"):  # its command line may not be readable: the tool's child all the same
+    if parent in TOOL_PARENTS:  # its command line may not be readable: the tool's child all the same
         return f"{name} (child under {parent})"
     line = " ".join(argv)
     if "multiprocessing" in line:

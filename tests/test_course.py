@@ -517,6 +517,7 @@ def test_class_benchmark_names_a_python_process_by_its_part_in_grading(tmp_path)
     assert role("python3", child, "ncu") == "python3 (child under ncu)"
     assert role("python3", child, "compute-sanitiz") == "python3 (child under compute-sanitiz)"
     assert role("python3", [], "ncu") == "python3 (child under ncu)"  # its command line unreadable
+    assert role("python3", child, "TreeLauncherSub") == "python3 (child under TreeLauncherSub)"  # Nsight's launcher
     assert role("python3", ["python3", "-m", "course.class_benchmark"], "bash") == "python3 (under bash)"
     entry = tmp_path / "child" / "entry.py"
     entry.parent.mkdir()

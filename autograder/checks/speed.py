@@ -29,7 +29,7 @@ def draw_secrets(rng, n, runs):
 
 def expected_projection(n, seed_a, seed_b, X, block=128):
     """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds `block` rows at a time: each block is
-    filled, widened and multiplied while it is in cache (a fifth of the CPU of whole matrices; a grade checks about
+    filled, widened and multiplied while it is in cache (a quarter of the CPU of whole matrices; a grade checks about
     a hundred runs, at N = 2048 and 4096, on the grading host's CPU)."""
     from ..protocol import fill_uniform_host
 
