@@ -190,9 +190,11 @@ def test_a_group_that_hangs_costs_the_other_groups_nothing(grade_text):
 def test_a_kernel_that_hangs_on_every_group_costs_one_limit_and_one_grace(grade_text):
     """After the first timeout each group left runs once more in a child of its own, all at once, within the stage's
     sibling grace; those children are stopped too and every group left says so (one limit and one round, not one
-    limit per group: on the GPU three groups one after another cost 19 s)."""
+    limit per group: on the GPU three groups one after another cost 19 s). Shorter limits than the course's: nothing
+    honest runs here, and the simulator spins on the kernel for each of them."""
     r = grade_text("naive", mutate("naive", ("        acc = float32(0.0)\n", "        acc = float32(0.0)\n"
-                                             "        i = 0\n        while i >= 0:\n            i = (i + 1) % 7\n")))
+                                             "        i = 0\n        while i >= 0:\n            i = (i + 1) % 7\n")),
+                   sim_start_s=10.0, sibling_grace_s=3.0)
     checks = [c for c in r.checks if c.key == "correct"]
     assert len(checks) == 3 and checks[0].status == "failed" and "did not finish" in checks[0].output
     # the groups cut short for the first one's sake fail too: a kernel that runs past its limit is the student's,
