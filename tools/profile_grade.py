@@ -1,14 +1,17 @@
 """Where the seconds of one GPU grade go: the children's timeline and the start-up costs beneath them.
 
-    python -m tools.profile_grade [SUBMISSION] [--runs 2] [--no-probes]
+    python -m tools.profile_grade [SUBMISSION] [--runs 2] [--no-probes] [--trace] [--parent-cpu]
 
 Prints, for each grade, every child in the order it started (stage, check, start and end
 seconds from the grade's start, the child's own phases: grader imports, the student
 module with numba, CUDA context, task) and then what a bare interpreter, numpy, numba,
 a CUDA context, CuPy, the sandbox and nvidia-smi cost on this machine. Used to decide
-what to cut from a grade's start-up (BENCHMARKS.md).
+what to cut from a grade's start-up (BENCHMARKS.md). `--parent-cpu` also says where the grading process's own CPU
+goes (a class worker spends 13-14 CPU s a grade on a GPU host: BENCHMARKS.md), by the grader's function each of its
+threads was in.
 """
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -150,6 +153,68 @@ class Trace:
         return "\n".join(lines)
 
 
+class ParentCpu:
+    """A sampler of this process's threads: every `every` s it reads each thread's CPU seconds from
+    /proc/self/task/TID/stat and charges what a thread used since the last sample to the function it is in now, the
+    innermost of the grader's own (autograder/) and the innermost of all. Linux only; counts in clock ticks (10 ms),
+    so a grade's seconds, not its milliseconds."""
+
+    def __init__(self, every=0.02):
+        import threading
+        self.every, self.spent, self.last = every, {}, {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.stop, self.thread = threading.Event(), threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    def _cpu(self, tid):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / self.tick
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _run(self):
+        import threading
+        me = threading.get_native_id()
+        while not self.stop.wait(self.every):
+            frames = sys._current_frames()
+            for t in threading.enumerate():
+                tid = t.native_id
+                cpu = self._cpu(tid) if tid is not None and tid != me else None
+                if cpu is None:
+                    continue
+                used, self.last[tid] = cpu - self.last.get(tid, cpu), cpu
+                if used > 0 and t.ident in frames:
+                    self.spent[self.where(frames[t.ident])] = self.spent.get(self.where(frames[t.ident]), 0.0) + used
+
+    @staticmethod
+    def where(frame):
+        """'autograder/checks/speed.py:expected_projection <- numpy/...:astype': the grader's innermost function
+        and the innermost of all."""
+        inner, ours = frame, None
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if ours is None and os.path.join(ROOT, "autograder") in path:
+                ours = f"{os.path.relpath(path, ROOT)}:{frame.f_code.co_name}"
+            frame = frame.f_back
+        leaf = f"{os.path.basename(inner.f_code.co_filename)}:{inner.f_code.co_name}"
+        return f"{ours or '(not the grader)'} <- {leaf}"
+
+    def table(self, top=15):
+        rows = sorted(self.spent.items(), key=lambda kv: -kv[1])
+        lines = [f"grading process CPU seen by the sampler: {sum(self.spent.values()):.2f} s", "",
+                 "| CPU s | the grader's function <- where the thread was |", "|---|---|"]
+        return "\n".join(lines + [f"| {s:.2f} | {w} |" for w, s in rows[:top]])
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("submission", nargs="?", default=os.path.join(ROOT, "solutions"))
@@ -158,16 +223,20 @@ def main(argv=None):
     p.add_argument("--no-probes", action="store_true", help="leave out the start-up costs")
     p.add_argument("--trace", action="store_true", help="also list the parent's events (turns, edges, ends)")
     p.add_argument("--seed", type=int, default=500, help="the first grade's seed (then one more each grade)")
+    p.add_argument("--parent-cpu", action="store_true", help="also say where the grading process's own CPU goes")
     args = p.parse_args(argv)
     cfg = config.load()
     trace = Trace() if args.trace else None
     out = []
     for r in range(args.runs):
-        report = engine.grade(args.submission, device=args.device, seed=args.seed + r, cfg=cfg)
+        sampler = ParentCpu() if args.parent_cpu else None
+        with sampler or contextlib.nullcontext():
+            report = engine.grade(args.submission, device=args.device, seed=args.seed + r, cfg=cfg)
         origin = min((c["began"] for c in report.children), default=0.0)
         out.append(f"### Grade {r + 1}: {report.score:g}/{report.max_score:g} in {report.seconds:.1f} s\n\n"
                    f"breakdown: {report.timing}\n\n" + timeline(report)
-                   + ("\n\n" + trace.table(origin) if trace else ""))
+                   + ("\n\n" + trace.table(origin) if trace else "")
+                   + ("\n\n" + sampler.table() if sampler else ""))
         print(out[-1], flush=True)
     if not args.no_probes:
         out.append("### Start-up costs\n\n" + startup_costs())
