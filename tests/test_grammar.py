@@ -151,6 +151,10 @@ def test_a_notebook_cell_is_held_to_the_grammar(tmp_path, cfg, monkeypatch):
     ("import numpy as np\ndef f(A, B, C):\n    n = np.ceil(C.shape[0] / 16).astype(int)\n", "write int(x)"),
     ("from numba import cuda\ndef f(A, B, C):\n    X = cuda.to_device(A)\n", "the kernels get A, B and C only"),
     ("def f(A, B, C):\n    return A[0, 0]\n", "indexing them on the host copies data off the GPU"),
+    # a local that shadows a module constant through unpacking is no constant: P is A here
+    ("P = 0\ndef f(A, B, C):\n    P, Q = A, B\n    return P[0, 0]\n", "indexing them on the host copies data off the GPU"),
+    ("P = 0\ndef f(A, B, C):\n    (P, Q), R = (A, B), C\n    return P[1, 0:3]\n",
+     "indexing them on the host copies data off the GPU"),
     ("def f(A, B, C):\n    C[0, 0] = 1.0\n", "the product must come from your kernel"),
     ("def f(A, B, C):\n    pass\nf(1, 2, 3)\n", "a kernel module runs nothing when it is imported"),
     ("def f(A, B, C):\n    pass\nif __name__ != '__main__':\n    f(1, 2, 3)\n",

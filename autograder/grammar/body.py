@@ -127,6 +127,7 @@ class Functions(Expressions):
                 self.flag(node, f"the local name {name} in {node.name}",
                           f"it hides the module's {name}: choose another name")
         self.tuples = {}  # local name -> True while every assignment to it is a tuple literal or a .shape
+        named = set()  # the Name nodes bound by a whole assignment (id of the node)
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -134,7 +135,11 @@ class Functions(Expressions):
                 plain = isinstance(value, ast.Tuple) or (isinstance(value, ast.Attribute) and value.attr == "shape")
                 for t in targets:
                     if isinstance(t, ast.Name):
+                        named.add(id(t))
                         self.tuples[t.id] = self.tuples.get(t.id, True) and plain and not isinstance(sub, ast.For)
+        for sub in ast.walk(node):  # bound by unpacking (X, Y = A, B), a loop's or a comprehension's target: anything
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and id(sub) not in named:
+                self.tuples[sub.id] = False
         for a in params:
             self.tuples[a.arg] = False
         self.block(node.body, ctx, local)
