@@ -30,6 +30,16 @@ def use_venv_tools():
         os.environ["PATH"] = folder + (os.pathsep + path if path else "")
 
 
+def printable(text, lines=True):
+    """`text` as a terminal or a one-line table cell shows it as written: every control or format character (an
+    escape sequence, a carriage return, a right-to-left override; a newline too where `lines` is False) is written
+    as its Python escape. A student's folder and file names reach the class run's messages."""
+    import unicodedata
+    keep = "\n\t" if lines else ""
+    return "".join(c if c in keep or not unicodedata.category(c).startswith("C") or c == " "
+                   else ascii(c)[1:-1] for c in str(text))
+
+
 def shown_path(path, start=None):
     """A path as a message prints it: relative to where the command runs when it lies below, else absolute
     (`../course/...` from inside the grader's clone sends the reader up and around)."""

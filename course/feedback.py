@@ -13,6 +13,8 @@ import re
 from autograder.grammar import CONTRACT
 from autograder.stages import STAGES
 
+from . import printable
+
 STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
 REUSE = re.compile(r"every loaded element is used ([\d.]+) times.*?at least ([\d.]+)", re.S)
 LABELS = {"shortcuts": "kernel module grammar", "compiles": "compile"}  # a check's short name in a comment
@@ -84,6 +86,15 @@ def _reason(output, width=220):
     return _shorten(line.replace(BELOW, ""), width)
 
 
+def code_span(text):
+    """A student's text (a file name, a check's first line, which may quote an exception) as a markdown code span,
+    on one line: nbgrader's feedback page renders a score cell's comment as markdown, HTML and links included, and
+    formgrader's comment box shows it as typed. The fence is longer than any run of backticks in the text."""
+    text = printable(text, lines=False)
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def stage_comments(results):
     """{stage: comment}: why each lost point was lost, one line per reason, for the score cell's comment in
     nbgrader's gradebook (formgrader shows it beside the score; nbgrader's feedback prints it)."""
@@ -106,15 +117,17 @@ def stage_comments(results):
         if not reasons:
             lines = [head + " Every check passed."]
         elif len(reasons) == 1 and len(failed) > 1:
-            lines = [head, f"Failed ({len(failed)} checks): {next(iter(reasons))}"]
+            lines = [head, f"Failed ({len(failed)} checks): {code_span(next(iter(reasons)))}"]
         else:
-            lines = [head] + [f"Failed {', '.join(dict.fromkeys(names))}: {why}" for why, names in reasons.items()]
+            lines = [head] + [f"Failed {', '.join(dict.fromkeys(names))}: {code_span(why)}"
+                              for why, names in reasons.items()]
         graded = (results["extra_data"].get("files") or {}).get(stage.name)
         if graded and graded != f"{stage.module}.ipynb":
-            lines.insert(1, f"File graded: {where}{graded} (shown under the released name {stage.module}.ipynb).")
+            lines.insert(1, f"File graded: {code_span(where + graded)} (shown under the released name "
+                            f"{stage.module}.ipynb).")
         if any(status == "skipped" for _, _k, status, *_ in rows):
             lines.append("Speed not timed here (no GPU): this grade is provisional.")
-        lines.append(f"The feedback page {page_path} has each check's full message.")
+        lines.append(f"The feedback page {code_span(page_path)} has each check's full message.")
         comments[stage.name] = "\n".join(lines)
     return comments
 
@@ -268,6 +281,7 @@ def summary_table(rows):
     head = ["student"] + names + ["total", "of", "note"]
     body = [[r["student"]] + [f"{r['stages'].get(n, 0):g}" for n in names]
             + [f"{r['score']:g}", f"{r['max_score']:g}", r["note"]] for r in rows]
+    body = [[printable(c, lines=False) for c in b] for b in body]  # a student's names and notes: one line each
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])

@@ -50,7 +50,7 @@ import socket
 import sys
 import time
 
-from . import ASSIGNMENT, DEMO_COURSE
+from . import ASSIGNMENT, DEMO_COURSE, printable
 from . import feedback
 from . import gradebook as gb_mod
 from . import slurm
@@ -107,7 +107,7 @@ class ClassGrader(ClassRecords):
             self.grade_cfg["limits"]["jobs"] = int(jobs)
 
     def say(self, text):
-        print(text, file=self.out, flush=True)
+        print(printable(text), file=self.out, flush=True)  # a student's names and notes: no terminal control
 
     # -- one student ------------------------------------------------------
     def grade_one(self, student, folder, key, sub_hash, progress=None):
@@ -344,7 +344,7 @@ def main(argv=None):
         else:
             grader.run(args.student)
     except (CourseError, ConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -35,7 +35,7 @@ import sys
 import time
 import traceback
 
-from . import ROOT, shown_path
+from . import ROOT, printable, shown_path
 from autograder.config import Key
 from .settings import GRADING_DIR, CourseError, course_settings
 
@@ -340,16 +340,16 @@ def task_main(args, grader_class):
     bad = 0
     for student in students:
         if student not in folders:
-            print(f"skipped {student}: the submission is gone", flush=True)
+            print(printable(f"skipped {student}: the submission is gone"), flush=True)
             continue
-        print(f"grading {student}", flush=True)
+        print(printable(f"grading {student}"), flush=True)
         try:
             status, _ = grader.grade_and_stage(student, folders[student], force=args.force)
         except Exception:
             traceback.print_exc()
-            print(f"failed {student}", flush=True)
+            print(printable(f"failed {student}"), flush=True)
             bad += 1
             continue
-        print({"graded": f"graded {student}", "done": f"already graded {student}",
-               "staged": f"already graded {student} (waiting for collection)"}[status], flush=True)
+        print(printable({"graded": f"graded {student}", "done": f"already graded {student}",
+                         "staged": f"already graded {student} (waiting for collection)"}[status]), flush=True)
     return 1 if bad else 0

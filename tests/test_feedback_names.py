@@ -139,4 +139,24 @@ def test_a_score_comment_gives_the_likely_cause_and_names_the_feedback_page():
     comment = feedback.stage_comments(results)["tiled"]
     assert "is below" not in comment and "Likely cause:" in comment and "stops 1 tile short" in comment, comment
     assert f"feedback/ann/{ASSIGNMENT}/index.html" in comment, comment
-    assert f"File graded: submitted/ann/{ASSIGNMENT}/s2_tiled-Copy1.ipynb" in comment, comment
+    assert f"File graded: ` submitted/ann/{ASSIGNMENT}/s2_tiled-Copy1.ipynb `" in comment, comment
+
+
+def test_a_score_comment_shows_a_students_markup_as_text_on_nbgraders_feedback_page():
+    """nbgrader's feedback page renders the score cell's comment with markdown2html, which lets HTML and
+    javascript: links through: a file name or an exception message of the student's reaches it only as a code span."""
+    from nbconvert.filters.markdown import markdown2html
+    from course import feedback
+    name = "s1_naive<img src=x onerror=alert(document.domain)>``[x](javascript:alert(1)).ipynb"
+    results = {"score": 0, "max_score": 8, "execution_time": 1.0,
+               "tests": [{"name": "stage naive: correct results: 1x1 and K=1", "score": 0, "max_score": 2,
+                          "status": "failed", "output": "ValueError: <script>alert(42)</script>\x1b[2K",
+                          "tags": ["naive", "correct", "failed"]}],
+               "extra_data": {"device": "sim", "files": {"naive": name},
+                              "course": {"student": "<b>ann</b>", "assignment": ASSIGNMENT,
+                                         "stage_scores": {"naive": 0.0}, "gradebook_max": {"naive": 8.0}}}}
+    comment = feedback.stage_comments(results)["naive"]
+    page = markdown2html(comment)
+    assert "<img" not in page and "<script" not in page and "<b>" not in page and "<a " not in page, page
+    assert "&lt;img src=x onerror=alert(document.domain)&gt;" in page and "&lt;script&gt;" in page, page
+    assert "\x1b" not in comment and "\\x1b" in comment  # the escape sequence shown, not sent to a terminal

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from .. import ASSIGNMENT, ROOT
+from .. import ASSIGNMENT, ROOT, printable
 from . import deadline as witness
 from . import files as tree_files
 from . import record, tamper
@@ -121,7 +121,7 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
         mode="branch", device="auto", force=False, dry_run=False, grade_args=(), out=sys.stdout, template=None,
         forge=None, forge_api=None, forge_repo=None, repin=(), now=None):
     """Fetch, inspect, lay out and grade the class; return the records (list of dicts)."""
-    say = lambda text: print(text, file=out, flush=True)  # noqa: E731
+    say = lambda text: print(printable(text), file=out, flush=True)  # noqa: E731 (a student's names: no control)
     students = read_roster(roster)
     deadline = parse_deadline(deadline) if isinstance(deadline, str) else deadline
     if mode not in ("branch", "submit-tag"):
@@ -227,6 +227,6 @@ def main(argv=None):
             args.device, args.force, args.dry_run, extra, template=args.template, forge=args.forge,
             forge_api=args.forge_api, forge_repo=args.forge_repo, repin=args.repin)
     except RepoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return 2
     return 0
