@@ -11,8 +11,9 @@ in submitted/<student>/<assignment>/.
 formgrader renders this copy inside the Jupyter server where the TA is logged in, and `generate_feedback` renders
 it into pages, so the copy holds no active content of the student's: outputs keep plain text and PNG or JPEG
 images only (HTML, JavaScript, SVG, Markdown and LaTeX outputs, widgets and the like are left out, and a first cell
-says how many), markdown cells the student wrote or changed are shown as text in a code block (the course's own
-prose stays as released), and every note about the student's files is escaped.
+says how many), markdown cells the student wrote or changed and every raw cell are shown as text in a code block
+(the course's own prose stays as released; nbconvert renders a raw cell as HTML), and every note about the
+student's files is escaped.
 """
 import base64
 import binascii
@@ -122,6 +123,9 @@ def _clean_cell(cell, keep_ids, prose=frozenset(), dropped=None):
     if kind == "markdown" and source not in prose:
         dropped["markdown shown as text"] += 1
         source = as_text(source)
+    elif kind == "raw":  # nbconvert's pages print a raw cell as HTML: shown as text, as a student's markdown is
+        dropped["raw shown as text"] += 1
+        source, kind = as_text(source), "markdown"
     make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
             "raw": nbformat.v4.new_raw_cell}[kind]
     new = make(source, metadata=meta)
@@ -142,7 +146,7 @@ def plain(text):
 
 def left_out_note(dropped):
     """The copy's note on what of the student's notebook it does not show as handed in ("" when nothing)."""
-    shown = dropped.pop("markdown shown as text", 0)
+    shown, raw = dropped.pop("markdown shown as text", 0), dropped.pop("raw shown as text", 0)
     parts = []
     if dropped:
         kinds = ", ".join(sorted(dropped))
@@ -151,6 +155,8 @@ def left_out_note(dropped):
                      f"({kinds}); the student's notebook in submitted/ has them")
     if shown:
         parts.append(f"{shown} markdown cell{'s' if shown != 1 else ''} written by the student shown as text")
+    if raw:
+        parts.append(f"{raw} raw cell{'s' if raw != 1 else ''} shown as text")
     return plain("; ".join(parts) + ".") if parts else ""
 
 

@@ -3,7 +3,8 @@ and Generate Feedback render from it, and the class's feedback page hold no acti
 
 The hostile notebook is the demo's correct stage 1 with, added by hand: an application/javascript output, a
 text/html output with <img onerror>, an SVG output with a <script>, a markdown cell with <img onerror> and a
-`javascript:` link, and a markdown cell that tries to close the fence it is shown in.
+`javascript:` link, a markdown cell that tries to close the fence it is shown in, and a raw cell holding a link
+styled as a button (nbconvert prints a raw cell as HTML).
 """
 import json
 import os
@@ -17,7 +18,8 @@ from conftest import ROOT
 from test_course import formgrader
 
 ASSIGNMENT = "matmul"
-MARKERS = ("MD1", "MD2", "MD3", "JS1", "HTML1", "SVG1")
+MARKERS = ("MD1", "MD2", "MD3", "JS1", "HTML1", "SVG1", "RAW1")
+RAW_LINK = "https://evil.example/RAW1"
 
 
 def hostile_notebook():
@@ -34,6 +36,8 @@ def hostile_notebook():
                            "My notes <img src=x onerror=\"alert('MD1')\"> and [a link](javascript:alert('MD2'))"})
     nb["cells"].insert(2, {"cell_type": "markdown", "metadata": {}, "source":
                            "~~~~~~\n``````\n<img src=x onerror=\"alert('MD3')\">"})
+    nb["cells"].insert(3, {"cell_type": "raw", "metadata": {}, "source":
+                           f'<a href="{RAW_LINK}" class="btn btn-success">stage 1 verified 8/8</a>'})
     return nb
 
 
@@ -51,7 +55,7 @@ class Live(HTMLParser):
             self.found.append("inline <svg>")
         for name, value in attrs:
             value = value or ""
-            if name.startswith("on") or value.strip().lower().startswith("javascript:"):
+            if name.startswith("on") or value.strip().lower().startswith("javascript:") or value == RAW_LINK:
                 self.found.append(f"<{tag} {name}={value!r}>")
 
     def handle_endtag(self, tag):
@@ -85,7 +89,9 @@ def test_formgraders_copy_holds_no_active_content_and_says_what_it_left_out():
     assert "plain output kept" in text
     first = nb.cells[0].source
     assert "outputs not shown: 3 outputs" in first and "application/javascript" in first and "text/html" in first
-    assert "2 markdown cells written by the student shown as text" in first
+    assert "2 markdown cells written by the student shown as text" in first and "1 raw cell shown as text" in first
+    assert not [c for c in nb.cells if c.cell_type == "raw"]
+    assert [c.source for c in nb.cells if RAW_LINK in c.source][0].startswith("~~~ text\n")  # text, not HTML
     student_md = [c.source for c in nb.cells if c.cell_type == "markdown" and "MD" in c.source]
     assert len(student_md) == 2 and all(s.startswith("~~~") for s in student_md)
     assert student_md[1].startswith("~~~~~~~ text\n")                      # longer than the student's fences
