@@ -1,5 +1,5 @@
 """Student files never crash, hang or mislead the trusted parent (autograder/reading): a notebook of deeply nested
-JSON, a list as an nbgrader grade_id, a FIFO, a link out of the folder and U+2028 in a cell, each through the real
+JSON, a notebook of thousands of empty cells, a list as an nbgrader grade_id, a FIFO, a link out of the folder and U+2028 in a cell, each through the real
 command line and through a class run (python -m course.grade_class) on a course with one student per example (one
 run for all of them: each run costs seconds of start-up and gradebook). The run completes, each student gets a row,
 nothing is booked as the grader's failure or flagged for a re-grade, and a note names the file. No grading child
@@ -97,7 +97,17 @@ def lone_surrogate(folder):
     return "s1_naive.ipynb", "1 lone surrogate (\\ud800: not a character) read as U+FFFD"
 
 
-EXAMPLES = {"deep_json": deep_json, "list_grade_id": list_grade_id, "fifo": fifo, "link_out": link_out,
+def many_cells(folder):
+    """s1_naive.ipynb is the demo's with 2,000 empty cells after its own: 720,000 of them (33 MB, under the size cap)
+    held the class run's parent for 3 minutes, checking and copying each for formgrader."""
+    nb = demo_notebook("s1_naive.ipynb")
+    nb["cells"] += [{"cell_type": "code", "source": "", "metadata": {}, "outputs": [], "execution_count": None}] * 2000
+    with open(os.path.join(folder, "s1_naive.ipynb"), "w", encoding="utf-8") as f:
+        json.dump(nb, f)
+    return "s1_naive.ipynb", "cells, more than the 2,000 a notebook may have"
+
+
+EXAMPLES = {"many_cells": many_cells, "deep_json": deep_json, "list_grade_id": list_grade_id, "fifo": fifo, "link_out": link_out,
             "line_separator": line_separator, "lone_surrogate": lone_surrogate}
 
 

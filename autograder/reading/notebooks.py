@@ -12,6 +12,7 @@ from .files import NotRead, read_text
 from .source import cell_text, hidden_breaks
 
 MAX_DEPTH = 64  # nbformat's notebooks nest 6 levels deep; widget state perhaps 20
+MAX_CELLS = 2000  # a stage's notebook has about 20; 720,000 empty ones (33 MB) held the class run's parent 3 minutes
 _STRING = re.compile(r'"[^"]*"?')   # once escapes are gone; to the end of the text where it is never closed
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
@@ -46,13 +47,21 @@ def load_notebook(path, follow=False):
             whole = _whole_cells(text, path)
             if whole is None:
                 raise NotRead(path, f"not a readable notebook: not JSON ({exc})") from exc
-            return whole
+            return _few(whole[0], path), whole[1]
     except RecursionError:  # the last guard: no text of a student's stops the grader
         raise NotRead(path, _too_deep()) from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise NotRead(path, "not a readable notebook: it has no list of cells")
-    return cells, None
+    return _few(cells, path), None
+
+
+def _few(cells, path):
+    """`cells`, or NotRead where there are more than MAX_CELLS of them."""
+    if len(cells) > MAX_CELLS:
+        raise NotRead(path, f"not a readable notebook: {len(cells):,} cells, more than the {MAX_CELLS:,} a notebook "
+                            "may have (a stage's notebook has about 20): keep your work in the stage's cells")
+    return cells
 
 
 def _too_deep():
