@@ -20,6 +20,7 @@ import pytest
 
 from conftest import ROOT
 from course import grade_repos
+from course.grade_repos.run import flagged
 from test_grade_repos import (ACCEPT, BEFORE, DEADLINE, EARLY, HEADER, LATE, by_name, commit, git, solution,
                               student_repo, submit_tag, template_dir)
 
@@ -122,6 +123,7 @@ def test_a_folder_reached_through_a_link_is_refused_when_picking_files(tmp_path)
 class Forge(BaseHTTPRequestHandler):
     """GitHub's activity API and GitLab's push events, as documented, for the pushes a test gives."""
     pushes = []   # (ISO time, ref, before, after)
+    asked = []    # the paths asked for
 
     def log_message(self, *args):
         pass
@@ -130,6 +132,7 @@ class Forge(BaseHTTPRequestHandler):
         if self.headers.get("Authorization") != "Bearer secret" and self.headers.get("PRIVATE-TOKEN") != "secret":
             self.send_error(401, "Bad credentials")
             return
+        self.asked.append(self.path)
         page = 2 if "page=2" in self.path or "cursor=2" in self.path else 1
         rows = self.pushes[::-1]                       # newest first, as both forges answer
         half = rows[:1] if page == 1 else rows[1:]
@@ -183,6 +186,29 @@ def test_the_forges_push_record_decides_over_a_backdated_commit(tmp_path, monkey
     assert without["commit"] == late and without["witness"].startswith("unwitnessed")
 
 
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+def test_a_forge_record_longer_than_the_grader_reads_is_flagged_never_trusted(tmp_path, monkeypatch, forge_server,
+                                                                             kind):
+    """Thousands of pushes to other refs after a late push to main would push main's record off the pages the
+    grader reads: a record with more pages than it reads is no witness, and the row says so. GitHub is asked for
+    the graded branch's pushes alone."""
+    from course.grade_repos import forge as forge_mod
+    monkeypatch.setattr(forge_mod, "MAX_PAGES", 1)
+    work = student_repo(tmp_path, "jun")
+    start = git(work, "rev-parse", "HEAD")
+    late = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    Forge.pushes = [("2026-03-03T09:00:00Z", "refs/heads/main", start, late)] + [
+        (f"2026-03-03T10:00:0{i}Z", f"refs/heads/junk{i}", "0" * 40, start) for i in range(3)]
+    Forge.asked = []
+    monkeypatch.setenv("GITHUB_TOKEN" if kind == "github" else "GITLAB_TOKEN", "secret")
+    rec = grade(tmp_path, "jun", forge=kind, forge_api=forge_server, forge_repo="course-org/{username}")["jun"]
+    assert any("could not be read" in f and "more than 100 pushes" in f for f in rec["flags"]), rec["flags"]
+    assert rec["witness"].startswith("unwitnessed") and flagged(rec)
+    if kind == "github":
+        assert all("ref=refs%2Fheads%2Fmain" in path for path in Forge.asked), Forge.asked
+
+
 def test_a_forge_without_a_token_is_refused_naming_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.delenv("GH_TOKEN", raising=False)
@@ -225,8 +251,101 @@ def test_a_hand_made_tag_pushed_after_the_pin_is_not_graded(tmp_path):
     assert any(f.startswith(f"{name} claims") and "first seen after the pin" in f for f in rec["flags"])
 
 
+def test_a_default_branch_made_after_the_pin_decides_nothing(tmp_path):
+    """After the pin, a new branch of backdated work made the default: the pin's branch is graded, and flagged. A
+    pin recorded before branches were pinned grades nothing the pin did not see."""
+    work = student_repo(tmp_path, "bea")
+    on_time = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    assert grade(tmp_path, "bea")["bea"]["commit"] == on_time          # the run at the deadline: the pin
+    git(work, "checkout", "-q", "-b", "late")
+    late = commit(work, "stage 2", BEFORE.replace("12:00", "20:00"), {"exercises/s2_tiled.py": solution("s2_tiled")})
+    git(work, "push", "-q", "origin", "late")
+    git(tmp_path / "remote" / "bea.git", "symbolic-ref", "HEAD", "refs/heads/late")
+    rec = grade(tmp_path, "bea")["bea"]
+    assert rec["commit"] == on_time and rec["branch"] == "main"
+    assert any("the default branch is now late: graded main" in f for f in rec["flags"]), rec["flags"]
+    saved = tmp_path / "course" / "repos.json"
+    data = json.loads(saved.read_text())
+    del data["students"][0]["memory"]["pin"]["branch"]
+    saved.write_text(json.dumps(data))
+    rec = grade(tmp_path, "bea")["bea"]
+    assert rec["commit"] is None and rec["commit"] != late
+    assert any("late was not on the remote at the pin" in f for f in rec["flags"]), rec["flags"]
+    assert grade(tmp_path, "bea", repin=["bea"])["bea"]["commit"] == late      # --repin decides again
+
+
+def test_a_fetch_that_failed_at_the_deadline_is_named_on_work_only_its_date_placed(tmp_path):
+    """The run at the deadline could not fetch; the next one pins a day later. Work pushed in between and dated on
+    time is graded by its date, and flagged: the witness the instructor meant to have is missing."""
+    work = student_repo(tmp_path, "fin")
+    commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    grade(tmp_path, "fin", now=at("2026-03-01T20:00:00+00:00"))
+    remote = tmp_path / "remote" / "fin.git"
+    os.rename(remote, tmp_path / "away")
+    missed = grade(tmp_path, "fin", now=at("2026-03-02T00:05:00+00:00"))["fin"]
+    assert any(f.startswith("fetch failed") for f in missed["flags"])
+    os.rename(tmp_path / "away", remote)
+    late = commit(work, "stage 2", BEFORE.replace("12:00", "22:00"), {"exercises/s2_tiled.py": solution("s2_tiled")})
+    git(work, "push", "-q", "origin", "main")
+    rec = grade(tmp_path, "fin", now=at("2026-03-03T10:00:00+00:00"))["fin"]
+    assert rec["commit"] == late and rec["witness"].startswith("unwitnessed")
+    assert any("fetch at 2026-03-02T00:05:00Z, after the deadline, failed" in f for f in rec["flags"]), rec["flags"]
+
+
+def test_a_pinned_commit_outlives_a_force_push_and_garbage_collection(tmp_path):
+    """After the pin, history is rewritten with backdated work and the mirror is garbage-collected: the pinned
+    commit is still graded. Were it gone, nothing would be graded, never the rewritten history."""
+    work = student_repo(tmp_path, "gus")
+    on_time = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    assert grade(tmp_path, "gus")["gus"]["commit"] == on_time
+    git(work, "reset", "-q", "--hard", "HEAD~1")
+    commit(work, "stage 1 and 2", BEFORE.replace("12:00", "21:00"),
+           {"exercises/s1_naive.py": solution("s1_naive"), "exercises/s2_tiled.py": solution("s2_tiled")})
+    git(work, "push", "-q", "-f", "origin", "main")
+    mirror = tmp_path / "course" / "repos" / "gus.git"
+    collect = lambda: (git(mirror, "fetch", "-q", "--prune", "--force", str(tmp_path / "remote" / "gus.git"),  # noqa: E731
+                           "+refs/heads/*:refs/heads/*"), git(mirror, "gc", "-q", "--prune=now"))
+    collect()
+    rec = grade(tmp_path, "gus")["gus"]
+    assert rec["commit"] == on_time
+    assert any("changed after the pin" in f for f in rec["flags"]), rec["flags"]
+    for ref in git(mirror, "for-each-ref", "--format=%(refname)", "refs/grader").split():
+        git(mirror, "update-ref", "-d", ref)
+    collect()
+    git(tmp_path / "remote" / "gus.git", "gc", "-q", "--prune=now")    # nor can it be fetched by name any more
+    rec = grade(tmp_path, "gus")["gus"]
+    assert rec["commit"] is None
+    assert any("is no longer in the repository: history was rewritten after the pin" in f for f in rec["flags"])
+
+
 # ----------------------------------------------------------------------------
 # The tamper check and the grader's names
+
+
+def test_a_workflow_edited_and_restored_or_on_another_branch_is_flagged(tmp_path):
+    """CI runs each push's workflow: one that printed full marks in one push and was restored in the next, and one
+    on a side branch, ran all the same. A committed `grading` link (where the CI graders write) is named too."""
+    work = student_repo(tmp_path, "wes")
+    forged = commit(work, "full marks", BEFORE, {".github/workflows/autograde.yaml": "name: autograde\njobs: "
+                    "{ok: {runs-on: x, steps: [{run: echo 67/67}]}}\n"})
+    commit(work, "restore", BEFORE.replace("12:00", "13:00"),
+           {".github/workflows/autograde.yaml": ACCEPT[".github/workflows/autograde.yaml"]})
+    os.symlink("../victim", work / "grading")
+    commit(work, "stage 1", BEFORE.replace("12:00", "14:00"), {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    git(work, "checkout", "-q", "-b", "side")
+    side = commit(work, "side", BEFORE.replace("12:00", "15:00"), {".github/workflows/other.yml": "name: x\n"})
+    git(work, "push", "-q", "origin", "side")
+    flags = grade(tmp_path, "wes")["wes"]["flags"]
+    text = "\n".join(flags)
+    assert (f"changed in history: .github/workflows/autograde.yaml as commit {forged[:10]}" in text
+            and "differs from the template's" in text), text
+    assert f"changed in history: .github/workflows/other.yml as commit {side[:10]}" in text, text
+    assert "grader file in the repository: grading" in text
+    assert not any(f.startswith("workflow or grading file changed (") for f in flags), text   # the graded commit's own
 
 
 def test_an_edited_workflow_in_a_history_that_starts_with_it_is_flagged(tmp_path):

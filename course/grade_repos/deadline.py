@@ -5,8 +5,9 @@ Witnesses, strongest first:
    deadline decides, by the forge's clock;
 2. the grader's own fetches: every fetch records the refs it saw (``sightings`` in repos.json). A commit a fetch
    saw at or before the deadline was pushed on time, whatever its date says. The first fetch at or after the
-   deadline pins the refs: later runs grade from the pinned refs (``--repin`` decides again), so nothing pushed
-   after the pin, whatever its date, is graded;
+   deadline pins the refs and the graded branch: later runs grade from the pinned refs (``--repin`` decides
+   again), so nothing pushed after the pin, whatever its date or branch, is graded. A fetch at or after the
+   deadline that fails is remembered: a pin made later says so on every commit only its date placed on time;
 3. the commit's own date (or a ``submit/*`` tag's name), written by the student's git: it decides only where
    nothing better does, and the row then says the time is unwitnessed. A commit dated in the future, or later than
    a fetch first saw it, is flagged.
@@ -31,14 +32,36 @@ def parse(text):
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
 
 
-def remember(memory, now, refs, deadline, repin=False):
-    """Record this fetch's refs; pin them when this is the first fetch at or after the deadline (or --repin)."""
+def remember(memory, now, refs, deadline, repin=False, branch=None):
+    """Record this fetch's refs; pin them and the graded branch when this is the first fetch at or after the
+    deadline (or --repin)."""
     seen = memory.setdefault("sightings", [])
     if (not seen or seen[-1]["refs"] != refs) and len(seen) < MAX_SIGHTINGS:
         seen.append({"at": iso(now), "refs": dict(refs)})
     if now >= deadline and (repin or "pin" not in memory):
-        memory["pin"] = {"at": iso(now), "refs": dict(refs)}
+        memory["pin"] = {"at": iso(now), "refs": dict(refs), "branch": branch}
     return memory
+
+
+def remember_failed_fetch(memory, now, deadline):
+    """A fetch at or after the deadline that failed, before any pin: the pin comes from a later fetch, and what was
+    pushed in between is witnessed by nothing but its date."""
+    if now >= deadline and "pin" not in memory:
+        memory.setdefault("missed", iso(now))
+    return memory
+
+
+def graded_branch(refs, head, memory, now, deadline, repin=False):
+    """The branch graded; records this fetch in `memory` (and pins it). Before the pin: the remote's default branch
+    (HEAD), else main, master or the first. From the pin on: the pin's branch, so a default branch changed after
+    the deadline decides nothing. None when the repository has no branch."""
+    branches = sorted(r for r in refs if r.startswith("refs/heads/"))
+    if head not in branches:
+        head = next((b for b in ("refs/heads/main", "refs/heads/master") if b in branches),
+                    branches[0] if branches else None)
+    remember(memory, now, refs, deadline, repin, head)
+    pin = memory.get("pin")
+    return pin["branch"] if pin and pin.get("branch") else head
 
 
 class Witness:
@@ -98,7 +121,10 @@ def on_branch(git, refs, branch, deadline, memory, now, pushes=None, url=None, f
     flags)."""
     info = {"commit": None, "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0,
             "flags": []}
-    current = refs[branch]
+    short = branch[len("refs/heads/"):]
+    pin = memory.get("pin")
+    pinned = pin["refs"].get(branch) if pin else None
+    current = refs.get(branch) or pinned     # a branch deleted after the pin is graded from the pin
     moves = [p for p in pushes or () if p.ref == branch]
     if moves:
         timely = [p for p in moves if p.at <= deadline]
@@ -109,15 +135,23 @@ def on_branch(git, refs, branch, deadline, memory, now, pushes=None, url=None, f
             info["flags"].append(f"{forge} records {push.after[:10]} as {branch} at the deadline (pushed "
                                  f"{iso(push.at)}), but the repository no longer has it: history was rewritten")
             return info
-        newest = next((i for i, (c, _) in enumerate(git.first_parent(current)) if c == push.after), None)
+        newest = next((i for i, (c, _) in enumerate(git.first_parent(current) if current else ())
+                       if c == push.after), None)
         info.update(commit=push.after, submitted_at=iso(push.at), witness=f"{forge} push at {iso(push.at)}",
                     witnessed=True, late_commits_ignored=newest or 0)
         return info
+    if pin and not pinned:
+        info["flags"].append(f"{short} was not on the remote at the pin of {pin['at']}: what it holds was pushed "
+                             "after the pin and is not graded (--repin grades it)")
+        return info
+    if pinned and not fetch_commit(git, url, pinned):
+        info["flags"].append(f"the pinned {pinned[:10]} ({short} at the pin of {pin['at']}) is no longer in the "
+                             "repository: history was rewritten after the pin; nothing graded (--repin grades what "
+                             "is there now)")
+        return info
     witness = Witness(git, memory)
     seen = witness.commit_seen(branch)
-    pin = memory.get("pin")
-    pinned = pin["refs"].get(branch) if pin else None
-    head = pinned if pinned and git.has_commit(pinned) else current
+    head = pinned or current
     sha, when, witnessed, index = pick_on_branch(git, head, deadline, seen)
     info["flags"] += date_flags(git, head, seen, now)
     if sha is None:
@@ -126,11 +160,11 @@ def on_branch(git, refs, branch, deadline, memory, now, pushes=None, url=None, f
     info.update(commit=sha, submitted_at=iso(when), witnessed=witnessed,
                 late_commits_ignored=newest if newest is not None else index,
                 witness=f"grader's fetch at {iso(seen[sha])}" if witnessed else UNWITNESSED)
-    if pinned and head == pinned:
-        now_pick = pick_on_branch(git, current, deadline, seen)[0]
+    if pinned and refs.get(branch) not in (None, pinned):
+        now_pick = pick_on_branch(git, refs[branch], deadline, seen)[0]
         if now_pick != sha:
             info["flags"].append(
-                f"{branch[len('refs/heads/'):]} changed after the pin of {pin['at']}: graded the pinned "
+                f"{short} changed after the pin of {pin['at']}: graded the pinned "
                 f"{sha[:10]}; the newest commit dated by the deadline is now {(now_pick or 'none')[:10]} (pushed "
                 "after the pin; --repin grades it)")
     return info

@@ -17,7 +17,7 @@ from .git import REGULAR, TREE, bad_path
 
 SEARCHED = ("", "exercises", "notebooks")          # the folders autograder/repository.py searches
 GRADER_PACKAGES = ("autograder", "classroom", "course", "sitecustomize", "usercustomize", "conftest")
-GRADER_FILES = ("result.json", "release-body.md", "results.json")   # files the CI graders write beside a checkout
+GRADER_FILES = ("result.json", "release-body.md", "results.json", "grading")   # what the CI graders write in a checkout
 MODULE_SUFFIXES = (".py", ".pyc", ".pyd", ".so")
 
 

@@ -6,8 +6,10 @@
   ``push_data`` (``commit_from``, ``commit_to``, ``ref``, ``ref_type``; pages by ``X-Next-Page``). Token:
   ``GITLAB_TOKEN``.
 
-A Push is (time, ref, before, after). A forge that cannot be asked (no token, no such repository, no network)
-raises ForgeError; the caller falls back to its own witnesses and says so in the row.
+A Push is (time, ref, before, after). A forge that cannot be asked (no token, no such repository, no network), or
+whose record is longer than the grader reads (MAX_PAGES pages: pushes to other refs would otherwise push the graded
+branch's out of it), raises ForgeError; the caller falls back to its own witnesses and says so in the row.
+GitHub is asked for the graded branch's pushes alone (``ref=``); GitLab's events cannot be filtered by ref.
 """
 import datetime
 import json
@@ -84,12 +86,16 @@ class Forge:
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise ForgeError(f"could not ask {self.kind} ({url}): {getattr(exc, 'reason', exc)}") from None
 
-    def pushes(self, project):
-        """[Push] of the repository `project` (OWNER/NAME), oldest first."""
+    def pushes(self, project, ref=None):
+        """[Push] of the repository `project` (OWNER/NAME), oldest first; only those to `ref` (refs/heads/NAME) when
+        given. Raises ForgeError when the record is longer than MAX_PAGES pages."""
         if self.kind == "github":
             url = f"{self.api}/repos/{project}/activity?per_page=100"
+            url += f"&ref={urllib.parse.quote(ref, safe='')}" if ref else ""
             found = []
-            for _ in range(MAX_PAGES):
+            for page_count in range(MAX_PAGES + 1):
+                if page_count == MAX_PAGES:
+                    raise self._too_long(project)
                 page, headers = self._get(url)
                 if not isinstance(page, list):
                     raise ForgeError(f"github: {url} did not answer a list of activities")
@@ -106,7 +112,9 @@ class Forge:
         else:
             base = f"{self.api}/projects/{urllib.parse.quote(project, safe='')}/events?action=pushed&per_page=100"
             found, page_no = [], "1"
-            for _ in range(MAX_PAGES):
+            for page_count in range(MAX_PAGES + 1):
+                if page_count == MAX_PAGES:
+                    raise self._too_long(project)
                 page, headers = self._get(f"{base}&page={page_no}")
                 if not isinstance(page, list):
                     raise ForgeError(f"gitlab: {base} did not answer a list of events")
@@ -120,4 +128,9 @@ class Forge:
                 page_no = (headers.get("X-Next-Page") or "").strip()
                 if not page_no:
                     break
+        found = [p for p in found if ref is None or p.ref == ref]
         return sorted(found, key=lambda p: p.at)
+
+    def _too_long(self, project):
+        return ForgeError(f"{self.kind} holds more than {MAX_PAGES * 100} pushes for {project}: not all were read, "
+                          "so the last push before the deadline cannot be told")

@@ -24,8 +24,9 @@ iso = witness.iso
 submit_time = witness.submit_time
 
 
-def history_flags(git, refs, before, branch):
-    """A branch force-pushed or a submit/* tag deleted since the previous fetch; dates that run backwards."""
+def history_flags(git, refs, before, tip):
+    """A branch force-pushed or a submit/* tag deleted since the previous fetch; dates that run backwards on the
+    graded branch (whose commit is `tip`)."""
     flags = []
     for ref, old in sorted(before.items()):
         new = refs.get(ref)
@@ -34,7 +35,7 @@ def history_flags(git, refs, before, branch):
                          "since the previous fetch")
         elif new is None and ref.startswith("refs/tags/submit/"):
             flags.append(f"history rewritten: {ref} was deleted since the previous fetch")
-    commits = git.first_parent(refs[branch])
+    commits = git.first_parent(tip)
     for (sha, t), (parent, pt) in zip(commits, commits[1:]):
         if t < pt:
             flags.append(f"dates run backwards: {sha[:10]} is dated before its parent {parent[:10]} "
@@ -43,21 +44,19 @@ def history_flags(git, refs, before, branch):
 
 
 def inspect(git, refs, before, branch, deadline, mode="branch", memory=None, now=None, pushes=None, url=None,
-            forge="forge", repin=False):
-    """What to grade in one fetched repository, and every flag; a dict (see repos.json)."""
+            forge="forge"):
+    """What to grade in one fetched repository, and every flag; a dict (see repos.json). `branch` is
+    deadline.graded_branch's, which has recorded this fetch in `memory`."""
     memory = memory if memory is not None else {}
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    branches = {r: s for r, s in refs.items() if r.startswith("refs/heads/")}
-    if branch not in branches:
-        branch = next((b for b in ("refs/heads/main", "refs/heads/master") if b in branches),
-                      next(iter(sorted(branches)), None))
     info = {"branch": branch[len("refs/heads/"):] if branch else None, "commit": None, "ref": None,
             "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0, "flags": []}
     if branch is None:
         info["flags"].append("no branch: nothing was ever pushed")
         return info
-    witness.remember(memory, now, refs, deadline, repin)
-    flags = history_flags(git, refs, before, branch)
+    pin = memory.get("pin") or {}
+    tip = refs.get(branch) or pin.get("refs", {}).get(branch)
+    flags = history_flags(git, refs, before, tip) if tip and git.has_commit(tip) else []
     if mode == "submit-tag":
         picked = witness.submit_tags(git, refs, deadline, memory, now, pushes, forge)
     else:
@@ -65,19 +64,25 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None, now
         picked["ref"] = info["branch"]
     flags += picked.pop("flags")
     info.update(picked)
-    on_branch = {c for c, _ in git.first_parent(refs[branch])}
+    on_branch = {c for c, _ in git.first_parent(tip)} if tip and git.has_commit(tip) else set()
     for ref, sha in sorted(refs.items()):
         if ref.startswith("refs/tags/submit/") and sha not in on_branch and submit_time(git, ref, sha)[0] <= deadline:
             flags.append(f"history rewritten: {ref[len('refs/tags/'):]} is no longer on {info['branch']}")
     if info["commit"] is None:
         flags.append(f"nothing {'submitted' if mode == 'submit-tag' else 'committed'} by the deadline")
+    elif not info["witnessed"] and memory.get("missed") and pin:
+        flags.append(f"the grader's fetch at {memory['missed']}, after the deadline, failed; the pin is of "
+                     f"{pin['at']}: whatever was pushed in between is on time by its own date alone (give --forge "
+                     "to read the pushes' times)")
     info["flags"] = flags
     return info
 
 
 def check_tree(git, commit, manifest):
-    """Flags of the graded commit's tree: workflow and grading files against the template, the grader's names."""
-    return tamper.flags(git, commit, manifest) + tree_files.grader_flags(tree_files.Tree(git, commit))
+    """Flags of the graded commit's tree (workflow and grading files against the template, the grader's names) and
+    of every fetched commit's workflow and grading files."""
+    return (tamper.flags(git, commit, manifest) + tamper.history_flags(git, commit, manifest)
+            + tree_files.grader_flags(tree_files.Tree(git, commit)))
 
 
 def flagged(rec):
@@ -93,20 +98,28 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
     rec["memory"] = memory
     mirror = os.path.join(course, "repos", name + ".git")
     try:
-        before, refs, branch = fetch(url, mirror)
+        before, refs, head = fetch(url, mirror)
     except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+        witness.remember_failed_fetch(memory, now, deadline)
         rec["flags"].append(f"fetch failed: {exc}")
         return rec
     git, pushes = Git(mirror), None
+    branch = witness.graded_branch(refs, head, memory, now, deadline, repin)
+    git.keep(memory.get("pin", {}).get("refs", {}))
     if forge is not None:
         try:
-            pushes = forge.pushes(forge.project(name, url))
+            pushes = forge.pushes(forge.project(name, url), branch if mode == "branch" else None)
         except ForgeError as exc:
             rec["flags"].append(f"the forge's record of pushes could not be read ({exc}): the grader's own "
                                 "fetches decide")
     try:
+        early = rec["flags"]   # the forge's trouble: kept beside inspect's flags
         rec.update(inspect(git, refs, before, branch, deadline, mode, memory, now, pushes, url,
-                           forge.kind if forge else "forge", repin))
+                           forge.kind if forge else "forge"))
+        rec["flags"] = early + rec["flags"]
+        if head in refs and branch and head != branch:
+            rec["flags"].append(f"the default branch is now {head[len('refs/heads/'):]}: graded {rec['branch']}, the "
+                                f"branch at the pin of {memory['pin']['at']} (--repin grades the default branch)")
         if rec["commit"]:
             rec["flags"] += check_tree(git, rec["commit"], manifest)
             folder = os.path.join(course, "submitted", name, assignment)

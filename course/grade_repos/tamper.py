@@ -1,5 +1,8 @@
 """The tamper check: a student's workflow and grading files against the instructor's template, never against the
 student's own history (a history that starts with an edited workflow, or one squashed commit, has no "before").
+It reads the graded commit and every commit of every branch and tag fetched: CI runs the workflow of each push, so
+one edited in a push and restored in the next, or edited on another branch, ran all the same. Refs deleted before
+the grader's fetch are out of its sight.
 
 The baseline is ``COURSE/template.json``: for each watched path, the git blob hashes the instructor accepts. It is
 made from a template folder or checkout (``--template DIR``: the student template ``make release`` writes, or a
@@ -18,6 +21,8 @@ from .git import REGULAR, TREE, bad_path
 WATCHED = (".github", ".gitlab-ci.yml", ".classroom50.yaml")    # the course's workflow and grading files
 MANIFEST = "template.json"
 MAX_WATCHED_BYTES = 1 << 20
+MAX_LOGGED = 20000      # commits that touch watched paths read from the history of every ref
+MAX_HISTORY_FLAGS = 5
 
 
 class TemplateMissing(ValueError):
@@ -122,3 +127,34 @@ def by(git, commit, path):
     """" by <the commits that last touched path>", as the flag names them."""
     log = git.run("log", "-3", "--format=%h %s", commit, "--", path, check=False).stdout.strip().splitlines()
     return f" (by {'; '.join(log)})" if log else ""
+
+
+def history_flags(git, commit, manifest):
+    """Watched files that a commit of any fetched branch or tag held and the template does not, beyond those the
+    graded commit holds itself (flags() names them): each with the first commit seen holding it."""
+    graded, _ = commit_files(git, commit)
+    log = git.run("-c", "core.quotePath=true", "log", "--all", "-m", "--raw", "--no-renames", "--no-abbrev",
+                  f"--max-count={MAX_LOGGED}", "--format=commit %H %cI", "--", *WATCHED, check=False).stdout
+    found, at, logged = {}, None, 0
+    for line in log.splitlines():
+        if line.startswith("commit "):
+            at, logged = line.split()[1:3], logged + 1
+        elif line.startswith(":") and "\t" in line and at:
+            meta, path = line.split("\t", 1)
+            _old_mode, mode, _old, blob, status = meta[1:].split()[:5]
+            if status.startswith("D") or graded.get(path) == blob:
+                continue
+            if mode in REGULAR and blob in manifest.get(path, ()) and not path.startswith('"'):
+                continue
+            found.setdefault((path, blob, mode), at)
+    flags = [f"workflow or grading file changed in history: {path} as commit {sha[:10]} ({when}) holds it "
+             + (f"(mode {mode}) " if mode not in REGULAR else "")
+             + ("is not in the template" if path not in manifest else "differs from the template's")
+             + ": CI ran it on that push" for (path, blob, mode), (sha, when) in sorted(found.items(), key=lambda x: x[1][1])]
+    if len(flags) > MAX_HISTORY_FLAGS:
+        flags = flags[:MAX_HISTORY_FLAGS] + [f"workflow or grading file changed in history: {len(flags) - MAX_HISTORY_FLAGS} "
+                                             "more versions not named here"]
+    if logged >= MAX_LOGGED:
+        flags.append(f"workflow or grading file history: more than {MAX_LOGGED} commits touch them; only the newest "
+                     f"{MAX_LOGGED} were read")
+    return flags
