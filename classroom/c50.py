@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 
+from autograder.engine.report import write_json_atomic, write_text_atomic
 from autograder.gpu.tools import gpu_available
 from autograder.repository import pick_files
 
@@ -237,15 +238,12 @@ def grade_checkout(workspace=".", env=None):
     files = {stage.name: rel for stage, _, rel, _ in picked}
     result = to_result(results, env, files)
     status, summary = status_and_summary(result)
-    with open(os.path.join(workspace, "result.json"), "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+    write_json_atomic(os.path.join(workspace, "result.json"), result)   # replaces a committed link, never follows it
     # as summary.md has it: the file graded and why another file of the stage was not ("... also defines stage ...")
     graded = {stage.name: " ".join(x for x in (rel, f"({note})" if note else "") if x)
               for stage, _, rel, note in picked if rel or note}
     body = report.job_summary(results, graded, title=f"{env.get('ASSIGNMENT') or 'matmul'}")
-    with open(os.path.join(workspace, "release-body.md"), "w", encoding="utf-8") as f:
-        f.write(body + f"\nStatus: {summary}\n")
+    write_text_atomic(os.path.join(workspace, "release-body.md"), body + f"\nStatus: {summary}\n")
     _append(env.get("GITHUB_OUTPUT"), f"status={status}\nsummary={summary}\n")
     print(summary)
     return result

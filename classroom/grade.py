@@ -78,15 +78,33 @@ def _append(path, text):
             f.write(text)
 
 
+def out_folder(student_dir, out_dir):
+    """OUT_DIR, made; refused (ValueError) where the student's files would steer the grader's writes: a part of it
+    inside the checkout that is a link or not a folder (a committed `grading -> ../elsewhere` sends results.json,
+    summary.md and feedback.html wherever it points)."""
+    student_dir, out_dir = os.path.abspath(student_dir), os.path.abspath(out_dir)
+    if os.path.commonpath([student_dir, out_dir]) == student_dir and out_dir != student_dir:
+        part = student_dir
+        for name in os.path.relpath(out_dir, student_dir).split(os.sep):
+            part = os.path.join(part, name)
+            if os.path.islink(part) or (os.path.lexists(part) and not os.path.isdir(part)):
+                rel = os.path.relpath(part, student_dir)
+                raise ValueError(f"{rel} in the repository is {'a symbolic link' if os.path.islink(part) else 'a file'}"
+                                 f": the grader writes its results into {os.path.relpath(out_dir, student_dir)}/ and "
+                                 f"follows no link there; delete {rel} from the repository")
+    os.makedirs(out_dir, exist_ok=True)
+    return out_dir
+
+
 def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, student=None, seed=None):
-    """Grade one student's repository; write every output; return the results dict."""
+    """Grade one student's repository; write every output; return the results dict. Every output replaces what
+    was there (a committed file or link of that name is replaced, never written through)."""
     from autograder import config as config_mod
     from autograder import engine
-    from autograder.engine.report import read_results, write_json_atomic
+    from autograder.engine.report import read_results, write_json_atomic, write_text_atomic
     from autograder.stages import STAGES
 
-    student_dir, out_dir = os.path.abspath(student_dir), os.path.abspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    student_dir, out_dir = os.path.abspath(student_dir), out_folder(student_dir, out_dir)
     results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
     stages = stages or STAGES
     if device == "auto":
@@ -102,7 +120,7 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
     for stage in stages:
         print(f"stage {stage.name}: grading {graded[stage.name]}")
     for name in ("classroom.json", "summary.md", "feedback.html", results_path):
-        if os.path.exists(os.path.join(out_dir, name)):
+        if os.path.lexists(os.path.join(out_dir, name)):
             os.remove(os.path.join(out_dir, name))
     with tempfile.TemporaryDirectory(prefix="classroom-grade-") as scratch:
         folder = os.path.join(scratch, "submission")
@@ -125,15 +143,13 @@ def grade(student_dir, out_dir, device="sim", stages=None, results_path=None, st
     payload = report.to_classroom(results, files)
     write_json_atomic(os.path.join(out_dir, "classroom.json"), payload)
     summary = report.job_summary(results, graded)
-    with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
-        f.write(summary)
+    write_text_atomic(os.path.join(out_dir, "summary.md"), summary)
     try:
         page = report.feedback_page(results, student, ASSIGNMENT, cfg, _hash([p for _, p, _, _ in picked]))
     except Exception as exc:  # the page is a convenience: never lose the grade over it
         print(f"warning: the course's feedback page failed ({exc!r}); writing a plain one", file=sys.stderr)
         page = report.plain_page(results, student, ASSIGNMENT, f"plain page: the course's page failed: {exc!r}")
-    with open(os.path.join(out_dir, "feedback.html"), "w", encoding="utf-8") as f:
-        f.write(page)
+    write_text_atomic(os.path.join(out_dir, "feedback.html"), page)
     _append(os.environ.get("GITHUB_OUTPUT"), f"result={report.encode(payload)}\n"
                                              f"points={results['score']:g}/{results['max_score']:g}\n")
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)
@@ -165,6 +181,11 @@ def main(argv=None):
         return 2
     try:
         stages = parse_stages(args.stages)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        out_folder(args.student_dir, args.out)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

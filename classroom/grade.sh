@@ -26,6 +26,11 @@ if [ -z "$python" ]; then
     python="$grader/.venv/bin/python"
 fi
 student="$(cd "$1" && pwd)"
+if [ -L "$2" ] || { [ -e "$2" ] && [ ! -d "$2" ]; }; then
+    # a committed `grading` link would take every write below wherever it points (classroom.grade checks the rest)
+    echo "error: $2 is a symbolic link or a file, not a folder: the grader writes its results only into a real folder; delete it from the repository" >&2
+    exit 2
+fi
 mkdir -p "$2"
 out="$(cd "$2" && pwd)"
 # The grading process never imports from the student's checkout: it runs from the grader's folder, and -P keeps

@@ -108,9 +108,36 @@ def test_gitlab_template_has_a_gpu_job_and_a_provisional_simulator_job():
     for job, device in ((gpu, "gpu"), (sim, "sim")):
         assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "push" || $CI_PIPELINE_SOURCE == "web"'}]
         assert f"grader/classroom/grade.sh . grading {device}" in job["script"]
-        assert any("CI_JOB_TOKEN" in line and "$GRADER_REF" in line for line in job["before_script"])
+        clone = [line for line in flat(job["before_script"]) if line.startswith("git clone")]
+        assert len(clone) == 1 and "CI_JOB_TOKEN" in clone[0] and "--branch fall-2026" in clone[0]
         assert job["artifacts"]["when"] == "always" and job["artifacts"]["paths"] == ["grading/"]
     assert any("PROVISIONAL" in line for line in sim["script"])
+
+
+def flat(lines):
+    """A GitLab script list with its nested lists (YAML anchors) flattened, as GitLab runs it."""
+    for line in lines:
+        yield from (flat(line) if isinstance(line, list) else [line])
+
+
+def chosen_by_variables(ci):
+    """The variables a job's grader clone reads, other than the job's own token: a project or pipeline variable of
+    that name (a student's to set, unseen by the tamper check) would choose the grader the GPU runner runs."""
+    import re
+    found = set()
+    for name in ("matmul-gpu", "matmul-simulator"):
+        for line in flat(ci[name]["before_script"]):
+            if "git clone" in line:
+                found |= set(re.findall(r"\$\{?(\w+)", line)) - {"CI_JOB_TOKEN"}
+    return found
+
+
+def test_no_variable_a_student_can_set_chooses_the_grader():
+    assert chosen_by_variables(load(GITLAB)) == set()
+    before = load(GITLAB)   # the known-bad form: the address in `variables:`, which a project variable overrides
+    before["matmul-gpu"]["before_script"] = ['git clone --branch "$GRADER_REF" "https://gitlab-ci-token:'
+                                             '${CI_JOB_TOKEN}@${CI_SERVER_HOST}/${GRADER_PROJECT}.git" grader']
+    assert chosen_by_variables(before) == {"GRADER_REF", "CI_SERVER_HOST", "GRADER_PROJECT"}
 
 
 # ----------------------------------------------------------------------------

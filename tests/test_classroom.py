@@ -352,3 +352,52 @@ def test_the_template_readme_gives_the_main_readmes_install_advice():
     template = _pip_requirements(open(os.path.join(ROOT, "classroom", "template", "README.md"), encoding="utf-8").read())
     assert template and template <= main, (template - main, main)
     assert "matmul_gpu_course-<version>-py3-none-any.whl[ptx,plot]" in template
+
+
+# ----------------------------------------------------------------------------
+# A checkout's own files never steer the grader's writes
+
+
+def two_stages_in_one_file(student):
+    """A submission the engine refuses at once (one file defining two stages): every output is still written."""
+    (student / "exercises").mkdir(parents=True, exist_ok=True)
+    (student / "exercises" / "s1_naive.py").write_text(open(os.path.join(SOLUTIONS, "s1_naive.py")).read()
+                                                       + open(os.path.join(SOLUTIONS, "s2_tiled.py")).read())
+    return student
+
+
+def test_a_committed_grading_link_is_refused_and_nothing_is_written_through_it(tmp_path):
+    """`grading -> ../victim` in the checkout, as the CI jobs run `grade.sh . grading`: the grader writes nothing
+    into victim/ and says what to delete."""
+    student = two_stages_in_one_file(tmp_path / "checkout")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    os.symlink("../victim", student / "grading")
+    env = dict(os.environ, GRADER_PYTHON=sys.executable, STAGES="naive")
+    for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+        env.pop(key, None)
+    p = subprocess.run(["bash", os.path.join(ROOT, "classroom", "grade.sh"), ".", "grading", "sim"], cwd=student,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "grading is a symbolic link" in p.stderr, p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-m", "classroom.grade", str(student), "--out", str(student / "grading" / "x"),
+                        "--stages", "naive"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "grading in the repository is a symbolic link" in p.stderr, p.stdout + p.stderr
+    with pytest.raises(ValueError, match="delete grading from the repository"):
+        grade.out_folder(str(student), str(student / "grading"))
+    assert os.listdir(victim) == []
+
+
+def test_a_committed_link_in_place_of_an_output_is_replaced_never_written_through(tmp_path):
+    """grading/summary.md -> ../../victim/summary.md (not there yet) and the like: each output replaces the link."""
+    from autograder.stages import find
+    student = two_stages_in_one_file(tmp_path / "checkout")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (student / "grading").mkdir()
+    for name in ("results.json", "classroom.json", "summary.md", "feedback.html"):
+        os.symlink(f"../../victim/{name}", student / "grading" / name)
+    results = grade.grade(str(student), str(student / "grading"), "sim", [find("naive")])
+    assert results["score"] == 0 and os.listdir(victim) == []
+    for name in ("results.json", "classroom.json", "summary.md", "feedback.html"):
+        path = student / "grading" / name
+        assert path.is_file() and not path.is_symlink(), name

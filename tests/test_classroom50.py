@@ -263,3 +263,20 @@ def test_the_release_text_says_which_file_of_a_stage_was_not_graded(tmp_path, mo
     c50.grade_checkout(str(ws), env)
     body = (ws / "release-body.md").read_text()
     assert "notebooks/s1_naive.ipynb" in body and "s1_naive-Copy1.ipynb also defines stage naive: not graded" in body, body
+
+
+def test_a_committed_result_json_link_is_replaced_never_written_through(tmp_path, monkeypatch):
+    """result.json -> ../victim.json and release-body.md -> ../victim.md in the checkout: Classroom 50's files are
+    written in their place, and nothing outside the checkout changes."""
+    from classroom import grade as grade_mod
+    ws = checkout(tmp_path, "ada")
+    for name in ("result.json", "release-body.md"):
+        os.symlink(f"../victim-{name}", ws / name)
+    monkeypatch.setattr(grade_mod, "grade", lambda *args, **kwargs: results_of(check("naive", "compiles", "passed", 2, 2)))
+    env = runner_env("ada", tmp_path, tmp_path / "github_output")
+    env["MATMUL_STAGES"] = "naive"
+    monkeypatch.chdir(ws)
+    c50.grade_checkout(str(ws), env)
+    assert not any(p.name.startswith("victim-") for p in tmp_path.iterdir())
+    assert json.loads((ws / "result.json").read_text())["tests"] and not (ws / "result.json").is_symlink()
+    assert not (ws / "release-body.md").is_symlink()
