@@ -224,22 +224,50 @@ def describe_error(exc, student_path):
 MASK32 = 0xFFFFFFFF
 
 
+def _uniform_bits(h, seed, first, scratch):
+    """fill_uniform's 24 random bits of elements first, first + 1, ... in place on uint32 `h`, which holds each
+    element's offset from `first` times 2654435761 (mod 2**32); `scratch` is a uint32 array of h's size."""
+    h += np.uint32((first * 2654435761 + int(seed) * 97531) & MASK32)
+    np.right_shift(h, np.uint32(15), out=scratch)
+    h ^= scratch
+    h *= np.uint32(2246822519)
+    np.right_shift(h, np.uint32(13), out=scratch)
+    h ^= scratch
+    h >>= np.uint32(8)
+    return h
+
+
 def fill_uniform_host(rows, cols, seed, first_row=0):
     """The same numbers as runner/references.fill_uniform makes on the GPU, computed with NumPy: the timed inputs are
     part of the contract, rebuilt from their seeds by the parent (checks/speed.py) without numba. `first_row`: rows
-    first_row .. first_row + rows - 1 of a matrix `cols` wide (a block of rows small enough to stay in cache).
+    first_row .. first_row + rows - 1 of a matrix `cols` wide.
 
     32-bit unsigned arithmetic wraps exactly as the kernel's masked 64-bit steps do, for any seed in
     [0, 2**63): the product seed * 97531 is reduced modulo 2**32 first, as the kernel's mask does.
     """
-    h = np.arange(first_row * cols, (first_row + rows) * cols, dtype=np.uint32)
+    h = np.arange(rows * cols, dtype=np.uint32)
     h *= np.uint32(2654435761)
-    h += np.uint32((int(seed) * 97531) & MASK32)
-    h ^= h >> np.uint32(15)
-    h *= np.uint32(2246822519)
-    h ^= h >> np.uint32(13)
-    h >>= np.uint32(8)
+    _uniform_bits(h, seed, first_row * cols, np.empty_like(h))
     out = h.astype(np.float32)
     out *= np.float32(1.0 / 8388608.0)
     out -= np.float32(1.0)
     return out.reshape(rows, cols)
+
+
+def uniform_times(n, seed, right, block=128):
+    """fill_uniform_host(n, n, seed) @ `right` in float64, `block` rows at a time (each block stays in cache; the
+    matrix is never whole). A fill value is bits * 2**-23 - 1 exactly (24 bits), so a block's product is
+    (bits @ right) * 2**-23 - the column sums of right: no float32 pass, and one array of each kind reused."""
+    step = np.arange(block * n, dtype=np.uint32)
+    step *= np.uint32(2654435761)
+    bits, scratch, values = np.empty_like(step), np.empty_like(step), np.empty(block * n)
+    out, shift = np.empty((n, right.shape[1])), right.sum(axis=0)
+    for r in range(0, n, block):
+        m = min(block, n - r) * n
+        np.copyto(bits[:m], step[:m])
+        _uniform_bits(bits[:m], seed, r * n, scratch[:m])
+        values[:m] = bits[:m]
+        out[r:r + m // n] = values[:m].reshape(m // n, n) @ right
+    out *= 1.0 / 8388608.0
+    out -= shift
+    return out

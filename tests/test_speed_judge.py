@@ -12,6 +12,7 @@ import pytest
 
 from autograder import sandbox, stages
 from autograder.checks import speed
+from autograder import protocol
 from autograder.protocol import fill_uniform_host
 from autograder.engine.report import Check, Report, to_gradescope
 from conftest import ROOT
@@ -426,4 +427,7 @@ def test_the_expected_projection_by_blocks_of_rows_is_the_whole_matrices_product
     expected = whole_a.astype(np.float64) @ (fill_uniform_host(n, n, 12).astype(np.float64) @ X)
     got = speed.expected_projection(n, 11, 12, X, block=128)
     assert got.shape == (n, 2) and np.allclose(got, expected, rtol=1e-12, atol=1e-9)
+    for seed in (0, 2**32 - 1, 2**63 - 1):      # the bits and their affine map, whole seeds' range, a block of 1
+        assert np.allclose(protocol.uniform_times(n, seed, X, block=1),
+                           fill_uniform_host(n, n, seed).astype(np.float64) @ X, rtol=1e-12, atol=1e-9)
     assert not np.allclose(speed.expected_projection(n, 11, 13, X, block=128), expected)  # another run's seed

@@ -28,18 +28,10 @@ def draw_secrets(rng, n, runs):
 
 
 def expected_projection(n, seed_a, seed_b, X, block=128):
-    """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds `block` rows at a time: each block is
-    filled, widened and multiplied while it is in cache (a quarter of the CPU of whole matrices; a grade checks about
-    a hundred runs, at N = 2048 and 4096, on the grading host's CPU)."""
-    from ..protocol import fill_uniform_host
-
-    def product(seed, right):
-        out = np.empty((n, right.shape[1]))
-        for r in range(0, n, block):
-            rows = min(block, n - r)
-            out[r:r + rows] = fill_uniform_host(rows, n, seed, first_row=r).astype(np.float64) @ right
-        return out
-    return product(seed_a, product(seed_b, X))
+    """A @ (B @ X) in float64 for one run's inputs, rebuilt from its seeds a block of rows at a time
+    (protocol.uniform_times: a grade checks about a hundred runs, at N = 2048 and 4096, on the grading host's CPU)."""
+    from ..protocol import uniform_times
+    return uniform_times(n, seed_a, uniform_times(n, seed_b, X, block), block)
 
 
 def expected_projections(n, seeds, X):
