@@ -414,3 +414,19 @@ def test_the_class_run_never_reads_a_submission_folder_through_a_link(tmp_path):
                for n in results["extra_data"]["course"]["problems"]), results["extra_data"]["course"]
     copy = (course / "autograded" / "mal" / "matmul" / "s1_naive.ipynb").read_text()
     assert "cuda.grid" not in copy
+
+
+def test_the_pins_commits_are_held_and_let_go_when_the_pin_changes(tmp_path):
+    """Git.keep: a repin lets go of what the previous pin held, a name that clashes with a held one (`a` then `a/b`)
+    is still held, and a commit the mirror lacks is skipped without an error."""
+    from course.grade_repos.git import Git
+    work = student_repo(tmp_path, "kim")
+    sha = git(work, "rev-parse", "HEAD")
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(tmp_path / "remote" / "kim.git"), str(mirror))
+    g = Git(str(mirror))
+    held = lambda: git(mirror, "for-each-ref", "--format=%(refname)", "refs/grader").split()  # noqa: E731
+    assert g.keep({"refs/heads/a": sha, "refs/tags/t": sha})
+    assert held() == ["refs/grader/pin/heads/a", "refs/grader/pin/tags/t"]
+    assert not g.keep({"refs/heads/a/b": sha, "refs/heads/gone": "f" * 40})
+    assert held() == ["refs/grader/pin/heads/a/b"]

@@ -71,15 +71,24 @@ class Git:
 
     def keep(self, refs, namespace="refs/grader/pin/"):
         """Hold `refs`' commits under `namespace` (which no fetch prunes), so a pinned commit outlives a force-push and
-        git's garbage collection; a commit the mirror lacks is skipped."""
+        git's garbage collection; a commit the mirror lacks is skipped, and what an earlier pin held is let go. True
+        when every commit is held (a ref name the namespace cannot take is left out, never an error)."""
         names = sorted(set(refs.values()))
         found = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", check=False,
                          input="\n".join(names) + "\n").stdout.split("\n") if names else []
         commits = {line.split()[0] for line in found if line.endswith(" commit")}
-        lines = "".join(f"update {namespace}{ref[len('refs/'):]} {sha}\n" for ref, sha in sorted(refs.items())
-                        if sha in commits)
-        if lines:
-            self.run("update-ref", "--stdin", input=lines)
+        wanted = {f"{namespace}{ref[len('refs/'):]}": sha for ref, sha in refs.items() if sha in commits}
+        held = self.run("for-each-ref", "--format=%(refname) %(objectname)", namespace, check=False).stdout.split("\n")
+        held = dict(line.split(" ", 1) for line in held if " " in line)
+        stale = "".join(f"delete {ref}\n" for ref in sorted(held) if ref not in wanted)
+        if stale:
+            self.run("update-ref", "--stdin", input=stale, check=False)
+        todo = sorted((ref, sha) for ref, sha in wanted.items() if held.get(ref) != sha)
+        ok = not todo or self.run("update-ref", "--stdin", check=False,
+                                  input="".join(f"update {ref} {sha}\n" for ref, sha in todo)).returncode == 0
+        if not ok:   # the transaction is all or nothing: one at a time, a name the namespace cannot take fails alone
+            ok = all([self.run("update-ref", ref, sha, check=False).returncode == 0 for ref, sha in todo])
+        return ok and len(wanted) == len(refs)
 
     def tree_of(self, commit):
         return self.out("rev-parse", f"{commit}^{{tree}}")

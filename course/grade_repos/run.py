@@ -105,7 +105,10 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
         return rec
     git, pushes = Git(mirror), None
     branch = witness.graded_branch(refs, head, memory, now, deadline, repin)
-    git.keep(memory.get("pin", {}).get("refs", {}))
+    try:
+        git.keep(memory.get("pin", {}).get("refs", {}))
+    except (RuntimeError, OSError) as exc:   # the pin's commits stay in the mirror until git collects them
+        rec["flags"].append(f"the pinned commits could not be held in the mirror: {exc}")
     if forge is not None:
         try:
             pushes = forge.pushes(forge.project(name, url), branch if mode == "branch" else None)
