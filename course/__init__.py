@@ -40,6 +40,14 @@ def printable(text, lines=True):
                    else ascii(c)[1:-1] for c in str(text))
 
 
+def fence(text, chars="`", shortest=1):
+    """A markdown fence `text` cannot close: one of chars[0] longer than the longest run of any of `chars` in it
+    (at least `shortest`). A student's text shown as code (a gradebook comment's span, formgrader's copy of a cell)."""
+    import re
+    longest = max((len(m) for m in re.findall("|".join(f"{re.escape(c)}+" for c in chars), text)), default=0)
+    return chars[0] * max(shortest, longest + 1)
+
+
 def shown_path(path, start=None):
     """A path as a message prints it: relative to where the command runs when it lies below, else absolute
     (`../course/...` from inside the grader's clone sends the reader up and around)."""

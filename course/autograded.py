@@ -23,6 +23,7 @@ import html
 import os
 import re
 
+from . import fence
 from .notebooks import _nbgrader, score_cell_id
 
 KINDS = ("code", "markdown", "raw")
@@ -99,9 +100,8 @@ def course_prose(module):
 def as_text(source):
     """A student's markdown as a fenced block of plain text: nothing in it is rendered (no HTML, no link, no math).
     The fence is longer than any run of backticks or tildes in the text, so the text cannot close it."""
-    longest = max((len(m) for m in re.findall(r"~+|`+", source)), default=0)
-    fence = "~" * max(3, longest + 1)
-    return f"{fence} text\n{source}\n{fence}"
+    marks = fence(source, "~`", shortest=3)
+    return f"{marks} text\n{source}\n{marks}"
 
 
 def _clean_cell(cell, keep_ids, prose=frozenset(), dropped=None):

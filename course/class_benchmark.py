@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+from autograder import procstat
+
 from . import ASSIGNMENT, ROOT
 
 KINDS = ("correct", "partial", "racy", "cheating", "hanging", "wrong")
@@ -105,32 +107,25 @@ def host_cpu():
             fields = [int(x) for x in f.readline().split()[1:]]
     except (OSError, ValueError):
         return {}
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     fields += [0] * (8 - len(fields))
     user, nice, system, idle, iowait, irq, softirq, steal = fields[:8]
-    return {"busy": (user + nice + system + irq + softirq) / tick, "steal": steal / tick}
+    return {"busy": (user + nice + system + irq + softirq) / procstat.TICKS, "steal": steal / procstat.TICKS}
 
 
 def cpu_by_pid():
     """{pid: (program, CPU s so far)} of every process on the host (/proc/PID/stat); {} without /proc. A Python
     process is named by its part in grading (python_role), so a class's CPU splits into workers, children and the
     GPU tools' own children."""
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     out, parents = {}, {}
     try:
         entries = os.listdir("/proc")
     except OSError:
         return out
     for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    text = f.read()
-                fields = text[text.rindex(")") + 2:].split()
-                out[int(entry)] = (text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / tick)
-                parents[int(entry)] = int(fields[1])
-            except (OSError, ValueError, IndexError):
-                continue
+        stat = procstat.read(f"/proc/{entry}/stat") if entry.isdigit() else None
+        if stat:
+            out[int(entry)] = (stat[0], procstat.cpu_seconds(stat[1]))
+            parents[int(entry)] = int(stat[1][1])
     names = {pid: name for pid, (name, _) in out.items()}
     for pid, (name, cpu) in out.items():
         if name.startswith("python"):

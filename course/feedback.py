@@ -13,7 +13,7 @@ import re
 from autograder.grammar import CONTRACT
 from autograder.stages import STAGES
 
-from . import printable
+from . import fence, printable
 
 STATUS = {"passed": ("PASS", "#1a7f37"), "failed": ("FAIL", "#cf222e"), "skipped": ("NOT RUN", "#6e7781")}
 REUSE = re.compile(r"every loaded element is used ([\d.]+) times.*?at least ([\d.]+)", re.S)
@@ -91,8 +91,8 @@ def code_span(text):
     on one line: nbgrader's feedback page renders a score cell's comment as markdown, HTML and links included, and
     formgrader's comment box shows it as typed. The fence is longer than any run of backticks in the text."""
     text = printable(text, lines=False)
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}"
+    marks = fence(text)
+    return f"{marks} {text} {marks}"
 
 
 def stage_comments(results):

@@ -7,6 +7,8 @@ import sys
 import threading
 import time
 
+from autograder import procstat
+
 _stopping = threading.Event()
 
 
@@ -38,16 +40,9 @@ def _children():
     except OSError:
         return found
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2:].split()   # after "pid (command)": state, ppid, pgrp, ...
-        if int(fields[1]) == me:
-            found.append((int(name), int(fields[2])))
+        stat = procstat.read(f"/proc/{name}/stat") if name.isdigit() else None
+        if stat and int(stat[1][1]) == me:     # the fields after "pid (command)": state, ppid, pgrp, ...
+            found.append((int(name), int(stat[1][2])))
     return found
 
 

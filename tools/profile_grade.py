@@ -162,7 +162,6 @@ class ParentCpu:
     def __init__(self, every=0.02):
         import threading
         self.every, self.spent, self.last = every, {}, {}
-        self.tick = os.sysconf("SC_CLK_TCK")
         self.stop, self.thread = threading.Event(), threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self):
@@ -174,12 +173,9 @@ class ParentCpu:
         self.thread.join()
 
     def _cpu(self, tid):
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / self.tick
-        except (OSError, IndexError, ValueError):
-            return None
+        from autograder import procstat
+        stat = procstat.read(f"/proc/self/task/{tid}/stat")
+        return procstat.cpu_seconds(stat[1]) if stat else None
 
     def _run(self):
         import threading

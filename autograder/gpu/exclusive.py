@@ -23,6 +23,8 @@ import subprocess
 import threading
 import time
 
+from .. import procstat
+
 GPU_FIELDS = ("name", "uuid", "clocks.sm", "clocks.max.sm", "temperature.gpu", "utilization.gpu")
 APP_FIELDS = ("pid", "process_name", "used_memory")
 
@@ -102,15 +104,9 @@ def descendants(root=None, proc="/proc"):
     except OSError:
         return {root}
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(os.path.join(proc, entry, "stat"), encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
+        stat = procstat.read(os.path.join(proc, entry, "stat")) if entry.isdigit() else None
+        if stat:
+            children.setdefault(int(stat[1][1]), []).append(int(entry))
     ours, todo = set(), [root]
     while todo:
         pid = todo.pop()
