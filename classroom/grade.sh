@@ -26,11 +26,18 @@ if [ -z "$python" ]; then
     python="$grader/.venv/bin/python"
 fi
 student="$(cd "$1" && pwd)"
-if [ -L "$2" ] || { [ -e "$2" ] && [ ! -d "$2" ]; }; then
-    # a committed `grading` link would take every write below wherever it points (classroom.grade checks the rest)
-    echo "error: $2 is a symbolic link or a file, not a folder: the grader writes its results only into a real folder; delete it from the repository" >&2
-    exit 2
-fi
+# A committed `grading` link (or a link anywhere in a relative OUT_DIR) would take every write below wherever it
+# points, the mkdir first: each part is checked before anything is made (classroom.grade checks again).
+part=""
+IFS=/ read -ra parts <<< "$2"
+for name in "${parts[@]}"; do
+    part="${part:+$part/}$name"
+    [[ "$2" == /* || -z "$name" ]] && continue
+    if [ -L "$part" ] || { [ -e "$part" ] && [ ! -d "$part" ]; }; then
+        echo "error: $part is a symbolic link or a file, not a folder: the grader writes its results only into a real folder; delete it from the repository" >&2
+        exit 2
+    fi
+done
 mkdir -p "$2"
 out="$(cd "$2" && pwd)"
 # The grading process never imports from the student's checkout: it runs from the grader's folder, and -P keeps

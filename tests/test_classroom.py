@@ -378,7 +378,11 @@ def test_a_committed_grading_link_is_refused_and_nothing_is_written_through_it(t
         env.pop(key, None)
     p = subprocess.run(["bash", os.path.join(ROOT, "classroom", "grade.sh"), ".", "grading", "sim"], cwd=student,
                        env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and "grading is a symbolic link" in p.stderr, p.stdout + p.stderr
+    assert p.returncode == 2 and "grading is a symbolic link or a file" in p.stderr, p.stdout + p.stderr
+    os.symlink("../victim", student / "a")        # a link further up a relative OUT_DIR: nothing made through it
+    p = subprocess.run(["bash", os.path.join(ROOT, "classroom", "grade.sh"), ".", "a/grading", "sim"], cwd=student,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "a is a symbolic link or a file" in p.stderr, p.stdout + p.stderr
     p = subprocess.run([sys.executable, "-m", "classroom.grade", str(student), "--out", str(student / "grading" / "x"),
                         "--stages", "naive"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "grading in the repository is a symbolic link" in p.stderr, p.stdout + p.stderr

@@ -430,3 +430,106 @@ def test_the_pins_commits_are_held_and_let_go_when_the_pin_changes(tmp_path):
     assert held() == ["refs/grader/pin/heads/a", "refs/grader/pin/tags/t"]
     assert not g.keep({"refs/heads/a/b": sha, "refs/heads/gone": "f" * 40})
     assert held() == ["refs/grader/pin/heads/a/b"]
+
+
+# ----------------------------------------------------------------------------
+# A repository that would stop the class run
+
+
+def test_names_that_are_not_utf8_stop_no_class_run_and_lose_no_classmates_witness(tmp_path):
+    """mal pushes a branch named with a byte that is not UTF-8 and a workflow file named so. The class run grades
+    everyone, says what mal's repository holds, and zoe (after mal on the roster) keeps her pin: her backdated
+    commit pushed after it is not graded."""
+    for name in ("ann", "mal", "zoe"):
+        work = student_repo(tmp_path, name)
+        commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+        git(work, "push", "-q", "origin", "main")
+    zoe = git(tmp_path / "work" / "zoe", "rev-parse", "HEAD")
+    mal = tmp_path / "work" / "mal"
+    (mal / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    with open(os.path.join(os.fsencode(mal / ".github" / "workflows"), b"x\xff.yml"), "w") as f:
+        f.write("name: x\n")
+    commit(mal, "a workflow", BEFORE.replace("12:00", "13:00"))
+    git(mal, "push", "-q", "origin", "main", "main:refs/heads/caf\udce9")
+    first = grade(tmp_path, "ann", "mal", "zoe")
+    assert first["zoe"]["commit"] == zoe and first["ann"]["commit"]
+    assert any("(added): .github/workflows/x\udcff.yml" in f for f in first["mal"]["flags"]), first["mal"]["flags"]
+    late = commit(tmp_path / "work" / "zoe", "stage 2", BEFORE.replace("12:00", "20:00"),
+                  {"exercises/s2_tiled.py": solution("s2_tiled")})
+    git(tmp_path / "work" / "zoe", "push", "-q", "origin", "main")
+    again = grade(tmp_path, "ann", "mal", "zoe")
+    assert again["zoe"]["commit"] == zoe != late and any("changed after the pin" in f for f in again["zoe"]["flags"])
+    assert "x\\" in (tmp_path / "course" / "repos.csv").read_text(encoding="utf-8")
+
+
+def test_a_grader_fault_with_one_repository_keeps_every_witness(tmp_path, monkeypatch):
+    """Something in the grader raises for mal alone: mal's row says so and keeps mal's pin, and zoe, after mal on
+    the roster, keeps hers in repos.json while mal's row is written."""
+    import importlib
+    run_mod = importlib.import_module("course.grade_repos.run")
+    for name in ("mal", "zoe"):
+        work = student_repo(tmp_path, name)
+        commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+        git(work, "push", "-q", "origin", "main")
+    grade(tmp_path, "mal", "zoe")
+    pins = {r["username"]: r["memory"]["pin"] for r in
+            json.loads((tmp_path / "course" / "repos.json").read_text())["students"]}
+    real, seen = run_mod.grade_one, []
+
+    def failing(student, *args, **kwargs):
+        if student["username"] == "mal":
+            seen.append(json.loads((tmp_path / "course" / "repos.json").read_text()))
+            raise KeyError("pin")
+        return real(student, *args, **kwargs)
+    monkeypatch.setattr(run_mod, "grade_one", failing)
+    rows = grade(tmp_path, "mal", "zoe")
+    assert any("could not be graded" in f and "KeyError" in f for f in rows["mal"]["flags"])
+    saved = {r["username"]: r for r in json.loads((tmp_path / "course" / "repos.json").read_text())["students"]}
+    assert saved["mal"]["memory"]["pin"] == pins["mal"] and saved["zoe"]["memory"]["pin"] == pins["zoe"]
+    monkeypatch.setattr(run_mod, "grade_one", lambda student, *a, **k: (_ for _ in ()).throw(RuntimeError("x"))
+                        if student["username"] == "mal" else (_ for _ in ()).throw(SystemExit("stop")))
+    with pytest.raises(SystemExit):
+        grade(tmp_path, "mal", "zoe")            # the run stops at zoe: her witnesses are still in repos.json
+    saved = {r["username"]: r for r in json.loads((tmp_path / "course" / "repos.json").read_text())["students"]}
+    assert saved["zoe"]["memory"]["pin"] == pins["zoe"]
+
+
+def test_a_workflow_edit_merged_away_is_flagged_whatever_the_hosts_git_configuration(tmp_path, monkeypatch):
+    """A side branch prints full marks in its workflow (CI ran it), is merged into main with `-s ours` and deleted.
+    The instructor's git has log.diffMerges=combined, which hides such a merge's side from a plain `git log`."""
+    config = tmp_path / "gitconfig"
+    config.write_text("[log]\n\tdiffMerges = combined\n\tshowRoot = false\n")
+    work = student_repo(tmp_path, "ola")
+    git(work, "checkout", "-q", "-b", "side")
+    forged = commit(work, "full marks", BEFORE, {".github/workflows/autograde.yaml": "name: autograde\njobs: "
+                    "{ok: {runs-on: x, steps: [{run: echo 67/67}]}}\n"})
+    git(work, "checkout", "-q", "main")
+    git(work, "merge", "-q", "-s", "ours", "--no-edit", "side", when=BEFORE.replace("12:00", "13:00"))
+    git(work, "branch", "-q", "-D", "side")
+    git(work, "push", "-q", "origin", "main")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    flags = "\n".join(grade(tmp_path, "ola")["ola"]["flags"])
+    assert f"changed in history: .github/workflows/autograde.yaml as commit {forged[:10]}" in flags, flags
+
+
+def test_a_default_branch_that_is_a_tag_grades_main_and_breaks_nothing(tmp_path):
+    work = student_repo(tmp_path, "tia")
+    on_time = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "tag", "v1")
+    git(work, "push", "-q", "origin", "main", "--tags")
+    git(tmp_path / "remote" / "tia.git", "symbolic-ref", "HEAD", "refs/tags/v1")
+    rec = grade(tmp_path, "tia", now=at("2026-03-01T20:00:00+00:00"))["tia"]   # before the deadline: no pin yet
+    assert rec["commit"] == on_time and rec["branch"] == "main" and rec["flags"] == [], rec["flags"]
+    rec = grade(tmp_path, "tia")["tia"]
+    assert rec["commit"] == on_time and not any("default branch" in f for f in rec["flags"]), rec["flags"]
+
+
+def test_a_forge_record_not_as_documented_is_flagged_and_the_class_goes_on(tmp_path, monkeypatch, forge_server):
+    work = student_repo(tmp_path, "rex")
+    on_time = commit(work, "stage 1", BEFORE, {"exercises/s1_naive.py": solution("s1_naive")})
+    git(work, "push", "-q", "origin", "main")
+    Forge.pushes = [("yesterday", "refs/heads/main", "0" * 40, on_time)] * 2
+    monkeypatch.setenv("GITHUB_TOKEN", "secret")
+    rec = grade(tmp_path, "rex", forge="github", forge_api=forge_server, forge_repo="o/{username}")["rex"]
+    assert any("not as documented (ValueError" in f for f in rec["flags"]), rec["flags"]
+    assert rec["commit"] == on_time and rec["witness"].startswith("unwitnessed")

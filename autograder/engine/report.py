@@ -184,7 +184,7 @@ def write_text_atomic(path, text):
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     os.fchmod(fd, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:   # a name of bytes that are not UTF-8
         f.write(text)
         f.flush()
         os.fsync(f.fileno())

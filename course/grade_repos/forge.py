@@ -88,7 +88,14 @@ class Forge:
 
     def pushes(self, project, ref=None):
         """[Push] of the repository `project` (OWNER/NAME), oldest first; only those to `ref` (refs/heads/NAME) when
-        given. Raises ForgeError when the record is longer than MAX_PAGES pages."""
+        given. Raises ForgeError when the record is longer than MAX_PAGES pages or not as documented."""
+        try:
+            return self._pushes(project, ref)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ForgeError(f"{self.kind} answered a record of pushes not as documented ({type(exc).__name__}: "
+                             f"{exc})") from None
+
+    def _pushes(self, project, ref):
         if self.kind == "github":
             url = f"{self.api}/repos/{project}/activity?per_page=100"
             url += f"&ref={urllib.parse.quote(ref, safe='')}" if ref else ""

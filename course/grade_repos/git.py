@@ -11,6 +11,7 @@ REGULAR = ("100644", "100755")      # the only modes read: a link (120000) or a 
 TREE = "040000"
 MAX_ENTRIES = 5000                  # entries listed of one folder of a student's tree (a few dozen are expected)
 MAX_HISTORY = 20000                 # first-parent commits looked at on one branch
+TEXT = {"encoding": "utf-8", "errors": "surrogateescape"}
 
 
 class Git:
@@ -21,7 +22,10 @@ class Git:
         self._first_parent = {}   # a commit's history never changes: each head is listed once per run
 
     def run(self, *args, check=True, text=True, input=None):
-        p = subprocess.run(["git", "--git-dir", self.path, *args], capture_output=True, text=text, input=input)
+        """git's output as text keeps a name that is not UTF-8 (a branch or file a student named with any bytes) as
+        the same bytes, never an error."""
+        p = subprocess.run(["git", "--git-dir", self.path, *args], capture_output=True, input=input,
+                           **(TEXT if text else {}))
         if check and p.returncode != 0:
             err = p.stderr if text else p.stderr.decode("utf-8", "replace")
             # git's whole message: its last line alone ("and the repository exists.") says nothing
@@ -140,7 +144,7 @@ def fetch(url, mirror):
     before = git.refs()
     git.run("-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--prune",
             "--force", "--no-recurse-submodules", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-    head = subprocess.run(["git", "ls-remote", "--symref", url, "HEAD"], capture_output=True, text=True)
+    head = subprocess.run(["git", "ls-remote", "--symref", url, "HEAD"], capture_output=True, **TEXT)
     branch = None
     for line in head.stdout.splitlines():
         if line.startswith("ref: ") and line.endswith("\tHEAD"):

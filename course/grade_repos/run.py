@@ -99,9 +99,10 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
     mirror = os.path.join(course, "repos", name + ".git")
     try:
         before, refs, head = fetch(url, mirror)
-    except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+    except Exception as exc:  # noqa: BLE001 (whatever a repository does to git, its row says so and the class goes on)
         witness.remember_failed_fetch(memory, now, deadline)
-        rec["flags"].append(f"fetch failed: {exc}")
+        rec["flags"].append(f"fetch failed: {exc}" if isinstance(exc, (RuntimeError, OSError, subprocess.CalledProcessError))
+                            else f"fetch failed: {type(exc).__name__}: {exc}")
         return rec
     git, pushes = Git(mirror), None
     branch = witness.graded_branch(refs, head, memory, now, deadline, repin)
@@ -120,7 +121,7 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
         rec.update(inspect(git, refs, before, branch, deadline, mode, memory, now, pushes, url,
                            forge.kind if forge else "forge"))
         rec["flags"] = early + rec["flags"]
-        if head in refs and branch and head != branch:
+        if head in refs and head.startswith("refs/heads/") and branch and head != branch and memory.get("pin"):
             rec["flags"].append(f"the default branch is now {head[len('refs/heads/'):]}: graded {rec['branch']}, the "
                                 f"branch at the pin of {memory['pin']['at']} (--repin grades the default branch)")
         if rec["commit"]:
@@ -163,10 +164,17 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
         f"{'newest submit/* tag' if mode == 'submit-tag' else 'newest commit'} at or before it, by "
         + (f"{forge}'s record of each push" if client else "the grader's fetches where they saw it, else its date"))
     records, graded = [], []
-    for student in students:
+    for i, student in enumerate(students):
         name = student["username"]
-        rec = grade_one(student, urls[name], course, assignment, deadline, mode, manifest, previous, now, client,
-                        "*" in repin or name in repin)
+        try:
+            rec = grade_one(student, urls[name], course, assignment, deadline, mode, manifest, previous, now, client,
+                            "*" in repin or name in repin)
+        except Exception as exc:  # noqa: BLE001 (the grader's own fault with one repository: its row, not the class)
+            rec = {"username": name, "repository": urls[name], "fetched_at": iso(now), "commit": None, "ref": None,
+                   "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0,
+                   "memory": dict(previous.get(name, {}).get("memory", {})),
+                   "flags": [f"could not be graded (a fault of the grader's, reported as it is): "
+                             f"{type(exc).__name__}: {exc}"]}
         if rec["commit"] and rec.get("files"):
             graded.append(name)
         mark = "FLAGGED " if flagged(rec) else ""
@@ -176,7 +184,9 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
             + "".join(f"\n      - {f}" for f in rec["flags"])
             + "".join(f"\n      - {f['note']}" for f in rec.get("files", ()) if f["stage"] is None))
         records.append(rec)
-        record.write_records(course, records, deadline, mode)  # after each student: what was fetched is never lost
+        # after each student, what was fetched is never lost; the students still to come keep their witnesses
+        waiting = [previous[s["username"]] for s in students[i + 1:] if s["username"] in previous]
+        record.write_records(course, records + waiting, deadline, mode)
     unwitnessed = [r["username"] for r in records if r["commit"] and not r["witnessed"]]
     if unwitnessed:
         say(f"UNWITNESSED (the commit's own date decided: run make grade-repos at the deadline, or give --forge): "

@@ -133,7 +133,9 @@ def history_flags(git, commit, manifest):
     """Watched files that a commit of any fetched branch or tag held and the template does not, beyond those the
     graded commit holds itself (flags() names them): each with the first commit seen holding it."""
     graded, _ = commit_files(git, commit)
-    log = git.run("-c", "core.quotePath=true", "log", "--all", "-m", "--raw", "--no-renames", "--no-abbrev",
+    # every option spelled out: the grading host's git configuration (log.diffMerges, log.showRoot) changes none
+    log = git.run("-c", "core.quotePath=false", "log", "--all", "--full-history", "--diff-merges=separate", "--root",
+                  "--raw", "--no-renames", "--no-abbrev", "--no-ext-diff", "--no-textconv", "--no-color",
                   f"--max-count={MAX_LOGGED}", "--format=commit %H %cI", "--", *WATCHED, check=False).stdout
     found, at, logged = {}, None, 0
     for line in log.splitlines():
