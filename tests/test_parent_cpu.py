@@ -26,7 +26,9 @@ def test_a_thread_busy_in_a_grader_function_is_charged_to_it_and_a_waiting_one_t
         stop.set()
         for t in workers:
             t.join()
-    charged = {where.split(" <- ")[0]: s for where, s in sampler.spent.items()}
+    charged = {}   # by the grader's function, whatever the innermost frame (one function has several)
+    for where, s in sampler.spent.items():
+        charged[where.split(" <- ")[0]] = charged.get(where.split(" <- ")[0], 0.0) + s
     ours = sum(s for where, s in charged.items()
                if where.startswith(("autograder/protocol.py:", "autograder/checks/speed.py:")))
     # the busy thread's own CPU, within the clock's ticks; the waiting thread adds nothing
