@@ -101,8 +101,8 @@ def grade_one(student, url, course, assignment, deadline, mode, manifest, previo
         before, refs, head = fetch(url, mirror)
     except Exception as exc:  # noqa: BLE001 (whatever a repository does to git, its row says so and the class goes on)
         witness.remember_failed_fetch(memory, now, deadline)
-        rec["flags"].append(f"fetch failed: {exc}" if isinstance(exc, (RuntimeError, OSError, subprocess.CalledProcessError))
-                            else f"fetch failed: {type(exc).__name__}: {exc}")
+        plain = isinstance(exc, (RuntimeError, OSError, subprocess.CalledProcessError))
+        rec["flags"].append(f"fetch failed: {exc}" if plain else f"fetch failed: {type(exc).__name__}: {exc}")
         return rec
     git, pushes = Git(mirror), None
     branch = witness.graded_branch(refs, head, memory, now, deadline, repin)

@@ -152,7 +152,8 @@ def history_flags(git, commit, manifest):
     flags = [f"workflow or grading file changed in history: {path} as commit {sha[:10]} ({when}) holds it "
              + (f"(mode {mode}) " if mode not in REGULAR else "")
              + ("is not in the template" if path not in manifest else "differs from the template's")
-             + ": CI ran it on that push" for (path, blob, mode), (sha, when) in sorted(found.items(), key=lambda x: x[1][1])]
+             + ": CI ran it on that push"
+             for (path, _blob, mode), (sha, when) in sorted(found.items(), key=lambda x: x[1][1])]
     if len(flags) > MAX_HISTORY_FLAGS:
         flags = flags[:MAX_HISTORY_FLAGS] + [f"workflow or grading file changed in history: {len(flags) - MAX_HISTORY_FLAGS} "
                                              "more versions not named here"]
