@@ -56,7 +56,8 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None, now
         return info
     pin = memory.get("pin") or {}
     tip = refs.get(branch) or pin.get("refs", {}).get(branch)
-    flags = history_flags(git, refs, before, tip) if tip and git.has_commit(tip) else []
+    tip = tip if tip and git.has_commit(tip) else None
+    flags = history_flags(git, refs, before, tip) if tip else []
     if mode == "submit-tag":
         picked = witness.submit_tags(git, refs, deadline, memory, now, pushes, forge)
     else:
@@ -64,7 +65,7 @@ def inspect(git, refs, before, branch, deadline, mode="branch", memory=None, now
         picked["ref"] = info["branch"]
     flags += picked.pop("flags")
     info.update(picked)
-    on_branch = {c for c, _ in git.first_parent(tip)} if tip and git.has_commit(tip) else set()
+    on_branch = {c for c, _ in git.first_parent(tip)} if tip else set()
     for ref, sha in sorted(refs.items()):
         if ref.startswith("refs/tags/submit/") and sha not in on_branch and submit_time(git, ref, sha)[0] <= deadline:
             flags.append(f"history rewritten: {ref[len('refs/tags/'):]} is no longer on {info['branch']}")
@@ -89,13 +90,18 @@ def flagged(rec):
     return any(not f.startswith("nothing") for f in rec["flags"])
 
 
+def blank_record(name, url, now, previous):
+    """A student's row before anything is known, with the witnesses of the previous run (sightings, pin)."""
+    return {"username": name, "repository": url, "fetched_at": iso(now), "commit": None, "ref": None,
+            "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0, "flags": [],
+            "memory": dict(previous.get(name, {}).get("memory", {}))}
+
+
 def grade_one(student, url, course, assignment, deadline, mode, manifest, previous, now, forge=None, repin=False):
     """Fetch, inspect and lay out one student's repository; the record (its failures in it, never raised)."""
     name = student["username"]
-    rec = {"username": name, "repository": url, "fetched_at": iso(now), "commit": None, "ref": None,
-           "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0, "flags": []}
-    memory = dict(previous.get(name, {}).get("memory", {}))
-    rec["memory"] = memory
+    rec = blank_record(name, url, now, previous)
+    memory = rec["memory"]
     mirror = os.path.join(course, "repos", name + ".git")
     try:
         before, refs, head = fetch(url, mirror)
@@ -170,11 +176,9 @@ def run(roster, deadline, course, assignment=ASSIGNMENT, url_template=None, org=
             rec = grade_one(student, urls[name], course, assignment, deadline, mode, manifest, previous, now, client,
                             "*" in repin or name in repin)
         except Exception as exc:  # noqa: BLE001 (the grader's own fault with one repository: its row, not the class)
-            rec = {"username": name, "repository": urls[name], "fetched_at": iso(now), "commit": None, "ref": None,
-                   "submitted_at": None, "witness": None, "witnessed": False, "late_commits_ignored": 0,
-                   "memory": dict(previous.get(name, {}).get("memory", {})),
-                   "flags": [f"could not be graded (a fault of the grader's, reported as it is): "
-                             f"{type(exc).__name__}: {exc}"]}
+            rec = blank_record(name, urls[name], now, previous)
+            rec["flags"].append(f"could not be graded (a fault of the grader's, reported as it is): "
+                                f"{type(exc).__name__}: {exc}")
         if rec["commit"] and rec.get("files"):
             graded.append(name)
         mark = "FLAGGED " if flagged(rec) else ""
